@@ -1,0 +1,50 @@
+"""Turning text actions into commands: normalization, lookup and feedback for invalid input."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalize_command(text: str) -> str:
+    """Lower-case, trim, collapse runs of whitespace and drop trailing sentence punctuation."""
+    return _SPACES.sub(" ", text.strip().lower()).rstrip(".!").strip()
+
+
+class CommandVocabulary:
+    """A fixed list of commands, matched case- and whitespace-insensitively, with optional aliases.
+
+    ``commands`` are the canonical names (the order defines ``action_mode="discrete"`` indices);
+    ``aliases`` maps other spellings (e.g. a backend's snake_case names) to canonical commands.
+    """
+
+    def __init__(self, commands: Sequence[str], aliases: Mapping[str, str] | None = None):
+        if len(set(commands)) != len(commands):
+            raise ValueError(f"duplicate commands in {list(commands)}")
+        self.commands: tuple[str, ...] = tuple(commands)
+        self._lookup = {normalize_command(c): c for c in self.commands}
+        for alias, command in (aliases or {}).items():
+            if command not in self.commands:
+                raise ValueError(f"alias {alias!r} points to unknown command {command!r}")
+            self._lookup.setdefault(normalize_command(alias), command)
+
+    def __len__(self) -> int:
+        return len(self.commands)
+
+    def __iter__(self):
+        return iter(self.commands)
+
+    def parse(self, text: str) -> str | None:
+        """The canonical command that ``text`` names, or None."""
+        return self._lookup.get(normalize_command(text))
+
+    def index(self, command: str) -> int:
+        return self.commands.index(command)
+
+
+def invalid_command_feedback(action: object, valid: Iterable[str]) -> str:
+    """The feedback sentence for an action that names no valid command."""
+    shown = repr(action) if not isinstance(action, str) else repr(action[:80])
+    return f"{shown} is not a valid command. Valid commands: {', '.join(valid)}."

@@ -1,0 +1,44 @@
+"""Observation and action spaces shared by every family."""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+from gymnasium import spaces
+
+#: Characters allowed in every text observation and text action: Python's ``string.printable``.
+PRINTABLE = string.printable
+
+OBS_MODES = ("text", "pixels", "text+pixels")
+ACTION_MODES = ("text", "discrete")
+
+
+def text_space(max_length: int) -> spaces.Text:
+    """A printable ``Text`` space of at most ``max_length`` characters (empty allowed)."""
+    return spaces.Text(max_length=max_length, min_length=0, charset=PRINTABLE)
+
+
+def image_space(height: int, width: int) -> spaces.Box:
+    """An RGB ``uint8`` image space of shape ``(height, width, 3)``."""
+    return spaces.Box(0, 255, (height, width, 3), np.uint8)
+
+
+def check_choice(name: str, value: object, valid: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of ``valid``, else raise a ValueError naming both."""
+    if value not in valid:
+        raise ValueError(f"{name}={value!r} is not valid; choose one of {', '.join(map(repr, valid))}")
+    return value  # type: ignore[return-value]
+
+
+def check_text_fits(text: str, space: spaces.Text, what: str) -> str:
+    """Refuse text that ``space`` cannot hold instead of truncating it silently."""
+    if len(text) > space.max_length:
+        raise ValueError(
+            f"{what} is {len(text)} characters long but its space holds at most {space.max_length}; "
+            "this is a bug in the environment's text size, please report it"
+        )
+    bad = sorted({c for c in text if c not in space.character_set})
+    if bad:
+        raise ValueError(f"{what} contains characters outside the printable charset: {bad!r}")
+    return text
