@@ -56,7 +56,8 @@ class LazyEntryPoint:
     def __call__(self, **kwargs: Any) -> Any:
         missing = [m for m in self.requires if importlib.util.find_spec(m) is None]
         if missing:
-            hint = f'pip install "textenvs[{self.extra}]"' if self.extra else f"pip install {' '.join(missing)}"
+            packages = f'"textenvs[{self.extra}]"' if self.extra else " ".join(missing)
+            hint = f"pip install {packages}"
             raise ImportError(f"{self.env_id} needs {', '.join(missing)}, which is not installed: {hint}")
         factory = load_attr(self.path)
         check_kwargs(self.env_id, factory, kwargs)

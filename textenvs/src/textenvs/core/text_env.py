@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -52,7 +52,7 @@ class TextEnv(gym.Env[dict[str, Any], Any]):
         render_mode: ``None``, ``"ansi"`` (the text view) or ``"rgb_array"``.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -161,9 +161,9 @@ class TextEnv(gym.Env[dict[str, Any], Any]):
             return action, ""
         if self.action_mode == "discrete":
             options = self.discrete_commands()
-            if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-                if 0 <= int(action) < len(options):
-                    return options[int(action)], ""
+            is_index = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+            if is_index and 0 <= int(action) < len(options):
+                return options[int(action)], ""
             valid = f"an integer in 0..{len(options) - 1}" if options else "no action (none available now)"
             return None, f"{action!r} is not a valid action index; valid: {valid}."
         if isinstance(action, str):
