@@ -1,0 +1,44 @@
+"""Shared helpers for the throughput benchmarks: timing loops and atomic result files."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
+
+
+def rate(step: Callable[[], object], min_seconds: float = 2.0, min_calls: int = 100) -> float:
+    """Calls per second of ``step``, measured over at least ``min_seconds`` and ``min_calls``."""
+    calls = 0
+    start = time.perf_counter()
+    while True:
+        step()
+        calls += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds and calls >= min_calls:
+            return calls / elapsed
+
+
+def machine() -> dict[str, Any]:
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
+
+
+def write_result(name: str, result: dict[str, Any]) -> Path:
+    """Write ``benchmarks/results/<name>.json`` atomically (temp file + rename) and return its path."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{name}.json"
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    payload = {"benchmark": name, "machine": machine(), "measured_at": stamp, **result}
+    fd, tmp = tempfile.mkstemp(dir=RESULTS_DIR, prefix=f".{name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(payload, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+    return path
