@@ -97,9 +97,7 @@ def register_envs(entries: Iterable[EnvEntry]) -> None:
         gym.register(
             id=entry.id,
             entry_point=LazyEntryPoint(entry, entry.entry_point),
-            vector_entry_point=LazyEntryPoint(entry, entry.vector_entry_point)
-            if entry.vector_entry_point
-            else None,
+            vector_entry_point=LazyEntryPoint(entry, entry.vector_entry_point) if entry.vector_entry_point else None,
             kwargs=dict(entry.kwargs),
             disable_env_checker=False,
         )
@@ -108,6 +106,6 @@ def register_envs(entries: Iterable[EnvEntry]) -> None:
 def unknown_id_error(env_id: str, known: Iterable[str]) -> ValueError:
     """A ValueError for an unknown id that lists the closest registered ids."""
     known = list(known)
-    close = difflib.get_close_matches(env_id, known, n=5, cutoff=0.4)
+    close = difflib.get_close_matches(env_id, known, n=5, cutoff=0.6)
     hint = f" Closest ids: {', '.join(close)}." if close else ""
     return ValueError(f"Unknown environment id {env_id!r}.{hint} `textenvs list` shows all {len(known)} ids.")

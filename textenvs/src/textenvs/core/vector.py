@@ -26,9 +26,7 @@ def make_vec(
     if vectorization_mode is None:
         vectorization_mode = "vector_entry_point" if spec.vector_entry_point is not None else "sync"
     if vectorization_mode not in VECTORIZATION_MODES:
-        raise ValueError(
-            f"vectorization_mode={vectorization_mode!r} is not valid; choose one of {VECTORIZATION_MODES}"
-        )
+        raise ValueError(f"vectorization_mode={vectorization_mode!r} is not valid; choose one of {VECTORIZATION_MODES}")
     vector_kwargs = dict(vector_kwargs or {})
     if vectorization_mode == "async":
         if vector_kwargs.get("shared_memory"):
