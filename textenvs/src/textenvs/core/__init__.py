@@ -1,6 +1,7 @@
 """The environment contract shared by every family."""
 
 from textenvs.core.commands import CommandVocabulary, normalize_command
+from textenvs.core.episode import EpisodeResult, run_episode
 from textenvs.core.expert import Expert
 from textenvs.core.registration import EnvEntry, register_envs
 from textenvs.core.spaces import OBS_MODES, PRINTABLE, image_space, text_space
@@ -13,6 +14,7 @@ __all__ = [
     "STANDARD_INFO_KEYS",
     "CommandVocabulary",
     "EnvEntry",
+    "EpisodeResult",
     "Expert",
     "StepOutcome",
     "TextEnv",
@@ -20,5 +22,6 @@ __all__ = [
     "make_vec",
     "normalize_command",
     "register_envs",
+    "run_episode",
     "text_space",
 ]

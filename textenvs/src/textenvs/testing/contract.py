@@ -17,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils.env_checker import check_env
 
+from textenvs.core.episode import EpisodeResult, run_episode
 from textenvs.core.spaces import OBS_MODES
 from textenvs.core.text_env import STANDARD_INFO_KEYS
 from textenvs.core.vector import make_vec
@@ -170,25 +171,20 @@ def _assert_batch_matches(env_id: str, mode: str, batch: dict[str, Any], singles
             assert same, f"{env_id}: {mode} vector env {i}: {key!r} is {got!r}, a single env gives {value!r}"
 
 
-def check_expert_episode(env_id: str, seed: int = 0, step_limit: int = 5000, **kwargs: Any) -> dict[str, Any]:
+def check_expert_episode(env_id: str, seed: int = 0, step_limit: int = 5000, **kwargs: Any) -> EpisodeResult:
     """The expert plays one episode with valid actions only, ends it, and gets ``episode_metrics``.
 
-    Returns the episode's metrics so a family's tests can assert on them.
+    Returns the episode so a family's tests can assert on its metrics.
     """
     env = gym.make(env_id, **kwargs)
     try:
-        expert = env.unwrapped.expert()
-        obs, info = env.reset(seed=seed)
-        expert.reset(obs, info)
-        for step in range(step_limit):
-            action = expert.act(obs, info)
-            obs, _reward, terminated, truncated, info = env.step(action)
-            assert not info["invalid_action"], f"{env_id}: expert action {action!r} invalid at step {step}"
-            if terminated or truncated:
-                return info["episode_metrics"]
-        raise AssertionError(f"{env_id}: the expert's episode did not end within {step_limit} steps")
+        result = run_episode(env, env.unwrapped.expert(), seed=seed, step_limit=step_limit)
     finally:
         env.close()
+    assert result.first_invalid is None, f"{env_id}: expert action invalid at (step, action) {result.first_invalid}"
+    assert result.ended, f"{env_id}: the expert's episode did not end within {step_limit} steps"
+    assert result.metrics, f"{env_id}: no episode_metrics on the last step"
+    return result
 
 
 def rollout_digests_in_subprocess(

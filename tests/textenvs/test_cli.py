@@ -1,0 +1,71 @@
+"""The ``textenvs`` command line."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import pytest
+
+import textenvs
+from textenvs.cli import format_table, main, play
+from textenvs.core import EnvEntry
+from textenvs.experts_report import expert_table
+
+from .corridor_env import CORRIDOR_ID
+
+
+def test_play_shows_mission_text_commands_and_metrics():
+    stdin = io.StringIO("go right\n" * 6)
+    stdout = io.StringIO()
+    assert play(CORRIDOR_ID, 0, stdin, stdout) == 0
+    out = stdout.getvalue()
+    assert "Mission: reach the door" in out
+    assert "You are in cell" in out
+    assert "Commands: go left, go right, wait" in out
+    assert "Episode over (terminated)" in out and "success" in out
+
+
+def test_play_reports_invalid_commands_and_quits():
+    stdout = io.StringIO()
+    assert play(CORRIDOR_ID, 0, io.StringIO("dance\nquit\n"), stdout) == 0
+    assert "'dance' is not a valid command" in stdout.getvalue()
+    assert stdout.getvalue().rstrip().endswith("Bye.")
+
+
+def test_play_unknown_id_suggests_closest():
+    with pytest.raises(ValueError, match="TestCorridor-v0"):
+        play("TestCoridor-v0", 0, io.StringIO(), io.StringIO())
+
+
+def test_expert_table_reports_each_id_and_failures():
+    entries = [
+        EnvEntry(CORRIDOR_ID, "tests.textenvs.corridor_env:CorridorEnv", "test"),
+        EnvEntry("Missing-v0", "x:Y", "test", requires=("surely_not_installed_module",), extra="nope"),
+    ]
+    table, failures = expert_table(entries, episodes=2)
+    lines = table.splitlines()
+    assert lines[0].split() == ["id", "episodes", "success", "return", "steps", "progression"]
+    corridor = next(line for line in lines if line.startswith(CORRIDOR_ID)).split()
+    assert corridor[1:3] == ["2", "1.00"] and float(corridor[3]) == 1.0
+    assert 'skipped: pip install "textenvs[nope]"' in table
+    assert failures == 0
+
+
+def test_format_table_aligns_columns():
+    assert format_table(("a", "bb"), [("xxx", 1)]).splitlines() == ["a    bb", "---  --", "xxx  1"]
+
+
+def test_list_prints_every_registered_id(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for env_id in textenvs.registered_ids():
+        assert env_id in out
+
+
+def test_bad_download_group_is_refused():
+    result = subprocess.run(
+        [sys.executable, "-m", "textenvs.cli", "download", "everything"], capture_output=True, text=True
+    )
+    assert result.returncode == 2 and "invalid choice: 'everything'" in result.stderr

@@ -1,0 +1,161 @@
+"""The ``textenvs`` command: list ids, play one in the terminal, download data, run every expert."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import gymnasium as gym
+import numpy as np
+
+import textenvs
+from textenvs.core.registration import EnvEntry, unknown_id_error
+
+QUIT_WORDS = ("quit", "exit")
+
+
+def _entries(family: str | None) -> list[EnvEntry]:
+    families = sorted({e.family for e in textenvs.ENV_TABLE})
+    if family is not None and family not in families:
+        raise SystemExit(f"unknown family {family!r}; valid families: {', '.join(families)}")
+    return [e for e in textenvs.ENV_TABLE if family is None or e.family == family]
+
+
+def _space_summary(space: gym.Space) -> str:
+    if isinstance(space, gym.spaces.Dict):
+        return "{" + ", ".join(f"{k}: {_space_summary(v)}" for k, v in space.spaces.items()) + "}"
+    if isinstance(space, gym.spaces.Text):
+        return f"Text({space.max_length})"
+    if isinstance(space, gym.spaces.Discrete):
+        return f"Discrete({space.n})"
+    if isinstance(space, gym.spaces.Box):
+        return f"Box{tuple(space.shape)}"
+    return type(space).__name__
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table with aligned columns."""
+    cells = [[str(c) for c in header], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    rows = []
+    for entry in _entries(args.family):
+        missing = entry.missing_requirements()
+        if missing:
+            rows.append((entry.id, entry.family, f'needs pip install "textenvs[{entry.extra}]"', ""))
+            continue
+        env = gym.make(entry.id)
+        rows.append((entry.id, entry.family, _space_summary(env.observation_space), _space_summary(env.action_space)))
+        env.close()
+    print(format_table(("id", "family", "observation", "action"), rows))
+    return 0
+
+
+def _read_action(env: gym.Env, line: str) -> Any:
+    if isinstance(env.action_space, gym.spaces.Box):
+        try:
+            return np.array([float(v) for v in line.replace(",", " ").split()], dtype=env.action_space.dtype)
+        except ValueError:
+            return None
+    return line
+
+
+def play(env_id: str, seed: int | None, stdin: TextIO, stdout: TextIO, **kwargs: Any) -> int:
+    """Let a person play ``env_id``: show text, mission and admissible commands; read commands."""
+    if env_id not in gym.registry:
+        raise unknown_id_error(env_id, gym.registry)
+    env = gym.make(env_id, **kwargs)
+    obs, info = env.reset(seed=seed)
+    total = 0.0
+    write = stdout.write
+    continuous = isinstance(env.action_space, gym.spaces.Box)
+    prompt = f"action ({env.action_space.shape[0]} numbers)> " if continuous else "command> "
+    while True:
+        if obs.get("mission"):
+            write(f"Mission: {obs['mission']}\n")
+        write(f"{obs.get('text', '')}\n")
+        if info.get("feedback"):
+            write(f"[{info['feedback']}]\n")
+        if info["admissible_commands"]:
+            write(f"Commands: {', '.join(info['admissible_commands'])}\n")
+        write(prompt)
+        stdout.flush()
+        line = stdin.readline()
+        if not line or line.strip().lower() in QUIT_WORDS:
+            write("\nBye.\n")
+            return 0
+        action = _read_action(env, line.strip())
+        if action is None or (continuous and action.shape != env.action_space.shape):
+            write(f"[enter {env.action_space.shape[0]} numbers, e.g. 1.0 2.0]\n")
+            continue
+        obs, reward, terminated, truncated, info = env.step(action)
+        total += float(reward)
+        write(f"reward {reward:+.3f}  return {total:+.3f}\n")
+        if terminated or truncated:
+            write(f"Episode over ({'terminated' if terminated else 'truncated'}).\n")
+            metrics = info.get("episode_metrics", {})
+            write(format_table(("metric", "value"), sorted(metrics.items())) + "\n")
+            return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    return play(args.env_id, args.seed, sys.stdin, sys.stdout)
+
+
+def cmd_download(args: argparse.Namespace) -> int:
+    from textenvs import data
+
+    paths = data.download_group(args.group, dest=args.dest)
+    print(f"{len(paths)} files of {args.group!r} verified in {args.dest or data.cache_dir()}")
+    return 0
+
+
+def cmd_experts(args: argparse.Namespace) -> int:
+    from textenvs.experts_report import expert_table
+
+    table, failures = expert_table(_entries(args.family), episodes=args.episodes, seed=args.seed)
+    print(table)
+    return 1 if failures else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="textenvs", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"textenvs {textenvs.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="list every id with its family and spaces")
+    p.add_argument("--family", help="only this family")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("play", help="play an environment in the terminal")
+    p.add_argument("env_id")
+    p.add_argument("--seed", type=int, default=None)
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("download", help="download data assets into the cache (or --dest)")
+    p.add_argument("group", choices=("housekeep", "fastsim", "llm_personalize", "all"))
+    p.add_argument("--dest", default=None, help="folder to download into (default: the user cache)")
+    p.set_defaults(func=cmd_download)
+
+    p = sub.add_parser("experts", help="run every environment's expert and print a table of metrics")
+    p.add_argument("--family", help="only this family")
+    p.add_argument("--episodes", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_experts)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
