@@ -1,0 +1,69 @@
+"""textenvs installs and imports alone: no torch, no optional backend imported by ``import textenvs``."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import textenvs
+
+
+def _dependency_closure(dist: str, extras: tuple[str, ...] = ("all",)) -> set[str]:
+    """Names of installed distributions ``dist[extras]`` pulls in, recursively."""
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    todo = [(dist, extras)]
+    while todo:
+        name, wanted = todo.pop()
+        key = (re.sub(r"[-_.]+", "-", name).lower(), wanted)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            requirements = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for requirement in requirements:
+            spec, _, marker = requirement.partition(";")
+            extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", marker)
+            if extra and extra.group(1) not in wanted:
+                continue
+            match = re.match(r"\s*([A-Za-z0-9_.-]+)(\[([^\]]+)\])?", spec)
+            sub_extras = tuple(e.strip() for e in match.group(3).split(",")) if match.group(3) else ()
+            todo.append((match.group(1), sub_extras))
+    return {name for name, _ in seen}
+
+
+def test_textenvs_all_does_not_depend_on_torch():
+    closure = _dependency_closure("textenvs")
+    assert "gymnasium" in closure and "minigrid" in closure
+    assert not {"torch", "transformers", "stable-baselines3"} & closure
+
+
+@pytest.mark.skipif(not os.environ.get("TEXTENVS_ISOLATED"), reason="only in the textenvs-alone tox env")
+def test_torch_is_not_importable_where_textenvs_is_installed_alone():
+    assert importlib.util.find_spec("torch") is None
+    assert importlib.util.find_spec("textagents") is None
+
+
+def test_import_textenvs_imports_no_optional_backend():
+    code = (
+        "import sys, textenvs; "
+        "print(','.join(m for m in ('minigrid', 'crafter', 'numba', 'torch', 'pettingzoo') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""
+
+
+def test_module_prefixed_id_works_without_import():
+    entry = next((e for e in textenvs.ENV_TABLE if not e.missing_requirements()), None)
+    if entry is None:
+        pytest.skip("no family installed")
+    code = f"import gymnasium as gym; env = gym.make('textenvs:{entry.id}'); print(type(env.unwrapped).__name__)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
