@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
 
 from textenvs.data import (
     ASSETS,
+    DATA_URL_ENV,
     GROUPS,
     OFFLINE_ENV,
     ChecksumError,
@@ -102,3 +104,27 @@ def test_download_group_offline_and_missing(tmp_path: Path) -> None:
     with pytest.raises(DataNotFoundError, match=f"{OFFLINE_ENV}=1"):
         download_group("fastsim", dest=tmp_path)
     assert files_under(tmp_path) == []
+
+
+def test_no_dns_fails_at_once(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_dns(*args: object, **kwargs: object) -> None:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.delenv(OFFLINE_ENV)
+    monkeypatch.setenv(DATA_URL_ENV, "http://mirror.invalid")
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    attempts = []
+    monkeypatch.setattr(download.time, "sleep", attempts.append)
+    with pytest.raises(DataNotFoundError, match=r"(?s)no network\?.*textenvs download housekeep"):
+        asset_path(SCENE)
+    assert attempts == []  # not retried
+    assert files_under(cache) == []
+
+
+def test_cli_download_uses_download_group(data_dir: Path, tmp_path: Path, mirror: Mirror) -> None:
+    from textenvs.cli import main
+
+    assert main(["download", "fastsim", "--dest", str(tmp_path)]) == 0
+    assert files_under(tmp_path) == sorted(tmp_path / name for name in GROUPS["fastsim"])
+    for name in GROUPS["fastsim"]:
+        assert (tmp_path / name).read_bytes() == (data_dir / name).read_bytes()

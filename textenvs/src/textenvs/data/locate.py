@@ -73,8 +73,9 @@ def _listing(searched: list[str]) -> str:
 def _not_found_message(asset: Asset, searched: list[str]) -> str:
     return (
         f"textenvs data file {asset.name!r} was not found. Searched:\n{_listing(searched)}\n"
-        f"Fetch it (on a machine with network access) with:\n    textenvs download {asset.group}\n"
-        f"or set {DATA_DIR_ENV} to a folder that holds {asset.name}."
+        f"Fetch it with:\n    textenvs download {asset.group}\n"
+        f"or, for an offline machine, run `textenvs download {asset.group} --dest DIR` where there is "
+        f"network, copy DIR over and set {DATA_DIR_ENV}=DIR."
     )
 
 
