@@ -15,6 +15,7 @@ from textenvs.data import (
     ChecksumError,
     DataNotFoundError,
     asset_path,
+    checksum,
     download,
     download_group,
 )
@@ -24,13 +25,19 @@ from .conftest import Mirror, files_under
 SCENE = "housekeep/scenes/Pomaria_2_int.yaml"
 
 
-def test_good_download_lands_verified_in_the_cache(data_dir: Path, cache: Path, mirror: Mirror) -> None:
+def test_good_download_lands_verified_in_the_cache(
+    data_dir: Path, cache: Path, mirror: Mirror, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hashed = []
+    real_sha256 = checksum.sha256_of
+    monkeypatch.setattr(checksum, "sha256_of", lambda path: hashed.append(path) or real_sha256(path))
     path = asset_path(SCENE)
     assert path == cache / SCENE
     assert path.read_bytes() == (data_dir / SCENE).read_bytes()
     assert files_under(cache) == [path]  # no temp file left behind
     assert asset_path(SCENE) == path
     assert mirror.requests == [(SCENE, None)]  # the second lookup is served by the cache
+    assert len(hashed) == 1  # the downloaded bytes were hashed once, before the rename
 
 
 def test_corrupted_download_is_rejected_and_not_saved(cache: Path, mirror: Mirror) -> None:

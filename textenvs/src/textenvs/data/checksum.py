@@ -39,6 +39,11 @@ def mismatch(path: Path, asset: Asset) -> str | None:
     return None
 
 
+def record_verified(path: Path, asset: Asset) -> None:
+    """Remember that ``path`` holds ``asset`` (a verified file renamed into place keeps size and mtime)."""
+    _verified[_stat_key(path)] = asset.sha256
+
+
 def verify(path: Path, asset: Asset) -> None:
     """Raise ``ChecksumError`` unless ``path`` holds exactly the pinned ``asset``."""
     reason = mismatch(path, asset)

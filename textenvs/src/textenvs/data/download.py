@@ -15,7 +15,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from textenvs.data.assets import ASSETS, Asset, group_names
-from textenvs.data.checksum import mismatch
+from textenvs.data.checksum import mismatch, record_verified
 from textenvs.data.errors import ChecksumError, DataNotFoundError
 from textenvs.data.settings import OFFLINE_ENV, cache_dir, download_url, offline
 
@@ -51,7 +51,7 @@ def fetch(asset: Asset, target: Path, *, progress: bool = True) -> Path:
         os.replace(temp, target)
     finally:
         temp.unlink(missing_ok=True)
-    mismatch(target, asset)  # records the verified (path, size, mtime) of the renamed file
+    record_verified(target, asset)
     return target
 
 
