@@ -43,9 +43,9 @@ def asset_path(name: str, data_dir: str | os.PathLike[str] | None = None) -> Pat
     elif (reason := mismatch(cached, asset)) is None:
         return cached
     elif offline():
-        verify(cached, asset)
+        verify(cached, asset)  # raises: a corrupted cache cannot be repaired offline
     else:
-        searched.append(f"user cache: {cached} (corrupted: {reason}; replaced by a fresh download)")
+        searched.append(f"user cache: {cached} (corrupted: {reason}; downloading a fresh copy)")
 
     if offline():
         searched.append(f"download from {download_url(asset)}: skipped, {OFFLINE_ENV}=1")
