@@ -1,0 +1,85 @@
+"""The one interface every LLM backend implements: ``generate``, ``chat`` and ``score``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from textagents.llm.accounting import TokenUsage
+
+Message = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Decoding settings shared by every backend; ``temperature == 0`` means greedy."""
+
+    max_tokens: int = 64
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 0:
+            raise ValueError(f"max_tokens must be >= 0, got {self.max_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+
+    @classmethod
+    def of(cls, **kwargs: Any) -> Sampling:
+        """Sampling from keyword arguments; a string ``stop`` becomes a one-element tuple."""
+        unknown = sorted(set(kwargs) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise TypeError(f"unknown sampling argument(s) {unknown}; valid: {sorted(cls.__dataclass_fields__)}")
+        stop = kwargs.get("stop")
+        if isinstance(stop, str):
+            kwargs["stop"] = (stop,)
+        elif stop is not None:
+            kwargs["stop"] = tuple(stop)
+        return cls(**kwargs)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "stop": list(self.stop)}
+
+
+def truncate_at_stop(text: str, stop: Sequence[str]) -> str:
+    """``text`` up to the first occurrence of any stop string."""
+    cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=len(text))
+    return text[:cut]
+
+
+@runtime_checkable
+class LLMBackend(Protocol):
+    """A language model.
+
+    ``generate(prompts, **sampling)`` completes each prompt; ``chat(messages, **sampling)`` answers one
+    conversation (a list of ``{"role", "content"}``); ``score(contexts, candidates)`` returns, for each
+    context, the sum of the log-probabilities of each of its candidates' tokens given the context
+    (lamorel's semantics). ``usage`` counts tokens and requests.
+    """
+
+    model_name: str
+    usage: TokenUsage
+
+    def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]: ...
+
+    def chat(self, messages: Sequence[Message], **sampling: Any) -> str: ...
+
+    def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]: ...
+
+
+def check_score_inputs(contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> None:
+    """Errors naming the bad input for ``score``: one candidate list per context, strings, non-empty context."""
+    if isinstance(contexts, str):
+        raise TypeError("score(contexts, candidates) takes a list of contexts, got one string")
+    if len(contexts) != len(candidates):
+        raise ValueError(f"score got {len(contexts)} contexts but {len(candidates)} candidate lists")
+    for index, (context, options) in enumerate(zip(contexts, candidates, strict=True)):
+        if not isinstance(context, str) or not context:
+            raise ValueError(f"context {index} must be a non-empty string, got {context!r}")
+        if isinstance(options, str) or not all(isinstance(c, str) and c for c in options):
+            raise ValueError(f"candidates of context {index} must be a list of non-empty strings, got {options!r}")

@@ -1,0 +1,152 @@
+"""Any OpenAI-compatible server (OpenAI, vLLM, ``textagents serve``, ...) through the official ``openai`` client.
+
+Transient failures (429, 5xx, timeouts, dropped connections) are retried with exponential backoff; other
+client errors (4xx) fail at once with the server's message. ``score`` uses ``/v1/completions`` with
+``echo=True, logprobs=1, max_tokens=0``: the server returns the log-prob of every prompt token, and the
+tokens that start at or after the end of the context are the candidate's. The server tokenizes
+context + candidate together, so this equals a local ``score`` (which tokenizes them apart, as lamorel
+does) when the tokenizer splits at the boundary, e.g. a context ending in a word and a candidate
+starting with a space.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from textagents.llm.accounting import TokenUsage
+from textagents.llm.base import Message, Sampling, check_score_inputs
+
+
+class LLMRequestError(RuntimeError):
+    """A request the server refused (4xx) or that kept failing after every retry."""
+
+
+def _openai():
+    import openai
+
+    return openai
+
+
+class OpenAIBackend:
+    """A model behind an OpenAI-compatible API.
+
+    Arguments:
+        model: the model name the server knows.
+        base_url: the server (default: the client's, i.e. ``$OPENAI_BASE_URL`` or api.openai.com).
+        api_key_env: the environment variable holding the key; a local server (``base_url`` given) may
+            need none, OpenAI's does.
+        timeout_s: per-request timeout; max_retries: retries of transient failures, waiting
+            ``backoff_s * 2**attempt`` (at most ``max_backoff_s``) between them.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout_s: float = 60.0,
+        max_retries: int = 5,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        api_key = os.environ.get(api_key_env)
+        if not api_key:
+            if base_url is None:
+                raise LLMRequestError(f"no API key: set ${api_key_env} (or pass base_url= for a local server)")
+            api_key = "none"
+        self.client = _openai().OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+        self.model_name = model
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.sleep = sleep
+        self.usage = TokenUsage()
+
+    def _request(self, call: Callable[..., Any], **kwargs: Any) -> Any:
+        openai = _openai()
+        transient = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = call(model=self.model_name, **kwargs)
+            except transient as error:
+                if attempt == self.max_retries:
+                    raise LLMRequestError(
+                        f"{self.model_name} at {self.client.base_url}: still failing after "
+                        f"{self.max_retries} retries: {error}"
+                    ) from error
+                self.sleep(min(self.max_backoff_s, self.backoff_s * 2**attempt))
+                continue
+            except openai.APIStatusError as error:
+                raise LLMRequestError(
+                    f"{self.model_name} at {self.client.base_url} refused the request "
+                    f"(HTTP {error.status_code}): {error.message}"
+                ) from error
+            usage = getattr(response, "usage", None)
+            if usage is not None:
+                self.usage.add(usage.prompt_tokens or 0, usage.completion_tokens or 0)
+            else:
+                self.usage.add(0, 0)
+            return response
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _sampling_kwargs(sampling: Sampling) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "max_tokens": sampling.max_tokens,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+        }
+        if sampling.stop:
+            kwargs["stop"] = list(sampling.stop)
+        if sampling.seed is not None:
+            kwargs["seed"] = sampling.seed
+        return kwargs
+
+    def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
+        if isinstance(prompts, str):
+            raise TypeError("generate takes a list of prompts, got one string")
+        if not prompts:
+            return []
+        kwargs = self._sampling_kwargs(Sampling.of(**sampling))
+        response = self._request(self.client.completions.create, prompt=list(prompts), **kwargs)
+        choices = sorted(response.choices, key=lambda c: c.index)
+        return [c.text or "" for c in choices]
+
+    def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
+        kwargs = self._sampling_kwargs(Sampling.of(**sampling))
+        response = self._request(self.client.chat.completions.create, messages=[dict(m) for m in messages], **kwargs)
+        return response.choices[0].message.content or ""
+
+    def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
+        check_score_inputs(contexts, candidates)
+        scores = []
+        for context, options in zip(contexts, candidates, strict=True):
+            response = self._request(
+                self.client.completions.create,
+                prompt=[context + option for option in options],
+                echo=True,
+                logprobs=1,
+                max_tokens=0,
+                temperature=0.0,
+            )
+            choices = sorted(response.choices, key=lambda c: c.index)
+            scores.append([candidate_logprob(choice.logprobs, len(context)) for choice in choices])
+        return scores
+
+
+def candidate_logprob(logprobs: Any, context_chars: int) -> float:
+    """Sum of the log-probs of the echoed tokens that start at or after character ``context_chars``."""
+    if logprobs is None or logprobs.text_offset is None or logprobs.token_logprobs is None:
+        raise LLMRequestError("the server returned no prompt log-probs for echo=True, logprobs=1")
+    return float(
+        sum(
+            lp
+            for offset, lp in zip(logprobs.text_offset, logprobs.token_logprobs, strict=True)
+            if offset >= context_chars and lp is not None
+        )
+    )
