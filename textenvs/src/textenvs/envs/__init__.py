@@ -1,6 +1,7 @@
 """Environment families and the one registration table of every id."""
 
 from textenvs.core.registration import EnvEntry
+from textenvs.envs.fastsim.registration import ENV_ENTRIES as FASTSIM_ENTRIES
 
 #: Every registered id, family by family. A family adds its ``ENV_ENTRIES`` here.
-ENV_TABLE: tuple[EnvEntry, ...] = ()
+ENV_TABLE: tuple[EnvEntry, ...] = (*FASTSIM_ENTRIES,)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 #: The ``(x, y)`` pixel positions (200-px map frame, y down) of the apartment's objects in the paper.
 HOUSEHOLD_OBJECTS: tuple[tuple[str, tuple[int, int]], ...] = (
@@ -86,20 +84,3 @@ def get_layout(name: str) -> Layout:
     if name not in LAYOUTS:
         raise ValueError(f"layout={name!r} is not a fastsim layout; choose one of {', '.join(map(repr, LAYOUTS))}")
     return LAYOUTS[name]
-
-
-def resolve_asset(name: str, data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The local path of data asset ``name`` (e.g. ``"fastsim/maps/maze_hard.pbm"``)."""
-    try:
-        from textenvs.data import asset_path
-    except ImportError:  # the data module is not there yet: data_dir or $TEXTENVS_DATA_DIR
-        base = data_dir if data_dir is not None else os.environ.get("TEXTENVS_DATA_DIR")
-        if base is None:
-            raise FileNotFoundError(
-                f"fastsim map {name!r} not found: pass data_dir= or set TEXTENVS_DATA_DIR to the data folder"
-            ) from None
-        path = Path(base) / name
-        if not path.is_file():
-            raise FileNotFoundError(f"fastsim map {name!r} not found at {path}") from None
-        return path
-    return asset_path(name, data_dir=data_dir)

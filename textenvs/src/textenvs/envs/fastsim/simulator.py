@@ -5,18 +5,20 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from textenvs.data import asset_path
 from textenvs.envs.fastsim import kernels
-from textenvs.envs.fastsim.layouts import Layout, get_layout, resolve_asset
+from textenvs.envs.fastsim.layouts import Layout, get_layout
 from textenvs.envs.fastsim.pbm import load_pbm, physics_pixels
 
 #: Columns of ``RobotBatch.flags``.
 LEFT_BUMPER, RIGHT_BUMPER, COLLISION, HIT_WALL = range(4)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class World:
     """A loaded layout: its obstacle mask (as drawn) and the pixels the physics reads."""
 
@@ -40,19 +42,19 @@ class World:
 
 
 def load_world(layout: Layout | str, data_dir: str | os.PathLike[str] | None = None) -> World:
-    """Load a layout's map (cached per path)."""
+    """Load a layout's map; worlds are shared (and read-only) per layout and map file."""
     layout = get_layout(layout) if isinstance(layout, str) else layout
-    path = resolve_asset(layout.map_asset, data_dir)
-    obstacles = _load_obstacles(str(path))
-    fx = np.float32(obstacles.shape[1]) / np.float32(layout.real_size)
-    return World(layout, obstacles, physics_pixels(obstacles), fx)
+    return _load_world(layout, asset_path(layout.map_asset, data_dir=data_dir))
 
 
 @functools.lru_cache(maxsize=8)
-def _load_obstacles(path: str) -> np.ndarray:
+def _load_world(layout: Layout, path: Path) -> World:
     obstacles = load_pbm(path)
+    pixels = physics_pixels(obstacles)
     obstacles.setflags(write=False)
-    return obstacles
+    pixels.setflags(write=False)
+    fx = np.float32(obstacles.shape[1]) / np.float32(layout.real_size)
+    return World(layout, obstacles, pixels, fx)
 
 
 class RobotBatch:

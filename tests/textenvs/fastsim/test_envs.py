@@ -1,0 +1,171 @@
+"""The Gymnasium envs (single and native vector) against the C++ traces, and their episode semantics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import textenvs
+from tests.textenvs.fastsim.golden import GOLDEN_ACTIONS, GOLDEN_CASES, GoldenTrace
+from textenvs.envs.fastsim.vector_env import FastsimVectorEnv
+
+IDS = {"hardmaze": "Fastsim-Text-HardMaze-v0", "household": "Fastsim-Text-Household-v0"}
+
+
+def golden_sensors(golden: GoldenTrace) -> np.ndarray:
+    """fastsim_gym's observation of the recorded C++ state: -1 => 100, clipped to [0, 100], bumpers."""
+    lasers = np.where(golden.lasers < 0, 100.0, np.clip(golden.lasers, 0, 100))
+    return np.concatenate([lasers, golden.flags[:, :2]], axis=1)
+
+
+def assert_env_rows_match(what: str, poses, sensors, collisions, golden: GoldenTrace) -> None:
+    poses, sensors, collisions = np.asarray(poses), np.asarray(sensors), np.asarray(collisions)
+    expected = golden_sensors(golden)
+    bad = (
+        (np.abs(poses - golden.poses).max(axis=1) > 1e-4)
+        | (np.abs(sensors[:, :3] - expected[:, :3]).max(axis=1) > 1e-3)
+        | (sensors[:, 3:] != expected[:, 3:]).any(axis=1)
+        | (collisions != golden.flags[:, 2])
+    )
+    assert not bad.any(), f"{what}: differs from the C++ first at t={int(np.argmax(bad)) - 1}"
+
+
+@pytest.mark.parametrize(("stem", "layout", "actions"), GOLDEN_CASES)
+def test_gym_env_reproduces_the_cpp_trace(golden_dir: Path, stem: str, layout: str, actions: str):
+    golden = GoldenTrace(golden_dir, stem, actions)
+    env = gym.make(IDS[layout], max_steps=len(golden.actions))
+    obs, info = env.reset(seed=0)
+    poses, sensors, collisions = [info["robot_pos"]], [obs["sensors"]], [info["collision"]]
+    for action in golden.actions:
+        obs, _reward, _terminated, truncated, info = env.step(action.astype(np.float32))
+        poses.append(info["robot_pos"])
+        sensors.append(obs["sensors"])
+        collisions.append(info["collision"])
+    assert truncated
+    assert_env_rows_match(f"{IDS[layout]} {actions}", poses, sensors, collisions, golden)
+
+
+@pytest.mark.parametrize("layout", ["hardmaze", "household"])
+def test_native_vector_env_reproduces_the_cpp_traces_and_autoresets(golden_dir: Path, layout: str):
+    stem = {"hardmaze": "maze_hard", "household": "maze_19_2"}[layout]
+    goldens = [GoldenTrace(golden_dir, stem, name) for name in GOLDEN_ACTIONS]
+    horizon = len(goldens[0].actions)
+    vec = textenvs.make_vec(IDS[layout], len(goldens), max_steps=horizon)
+    assert isinstance(vec.unwrapped, FastsimVectorEnv)
+    obs, info = vec.reset(seed=0)
+    reset_sensors = obs["sensors"].copy()
+    rows = [(info["robot_pos"].copy(), obs["sensors"].copy(), info["collision"].copy())]
+    for t in range(horizon):
+        obs, rewards, terminated, truncated, info = vec.step(np.stack([g.actions[t] for g in goldens]))
+        rows.append((info["robot_pos"].copy(), obs["sensors"].copy(), info["collision"].copy()))
+    assert truncated.all() and not terminated.any()
+    assert info["_bd"].all() and np.array_equal(info["bd"], info["robot_pos"][:, :2])
+    for k, golden in enumerate(goldens):
+        poses, sensors, collisions = (np.array([row[c][k] for row in rows]) for c in range(3))
+        assert_env_rows_match(f"vector {stem} robot {k}", poses, sensors, collisions, golden)
+    obs, rewards, _terminated, truncated, info = vec.step(np.full((len(goldens), 2), 4.0))  # next-step autoreset
+    assert np.array_equal(obs["sensors"], reset_sensors) and not rewards.any() and not truncated.any()
+    assert not info["collision"].any()
+
+
+@pytest.mark.parametrize("env_id", list(IDS.values()))
+def test_vector_env_gives_what_single_envs_give(env_id: str):
+    horizon = 20
+    actions = np.random.default_rng(0).uniform(-4, 4, size=(horizon, 3, 2)).astype(np.float32)
+    layout = gym.spec(env_id).kwargs["layout"]
+    vec = FastsimVectorEnv(3, layout=layout, obs_mode="text+pixels", max_steps=horizon)
+    singles = [gym.make(env_id, obs_mode="text+pixels", max_steps=horizon) for _ in range(3)]
+    vec_obs, _ = vec.reset(seed=1)
+    single_obs = [env.reset(seed=1)[0] for env in singles]
+    for t in range(horizon):
+        for k, obs in enumerate(single_obs):
+            assert vec_obs["text"][k] == obs["text"] and vec_obs["mission"][k] == obs["mission"]
+            assert np.array_equal(vec_obs["sensors"][k], obs["sensors"])
+            assert np.array_equal(vec_obs["image"][k], obs["image"])
+        vec_obs, vec_rewards, _, vec_truncated, vec_info = vec.step(actions[t])
+        results = [env.step(actions[t, k]) for k, env in enumerate(singles)]
+        single_obs = [r[0] for r in results]
+        assert list(vec_rewards) == [r[1] for r in results] and list(vec_truncated) == [r[3] for r in results]
+    assert list(vec_info["episode_metrics"]) == [r[4]["episode_metrics"] for r in results]
+    assert list(vec_info["trajectory_annotation"]) == [r[4]["trajectory_annotation"] for r in results]
+
+
+def test_episode_end_reports_bd_annotation_and_metrics():
+    env = gym.make("Fastsim-Text-Household-v0")
+    env.reset(seed=0)
+    for t in range(400):
+        _obs, _reward, terminated, truncated, info = env.step(np.array([2.0, 2.0], np.float32))
+        assert truncated == (t == 399) and not terminated
+        assert ("trajectory_annotation" in info) == truncated
+    assert info["bd"] == info["robot_pos"][:2] == info["episode_metrics"]["bd"]
+    annotation = info["trajectory_annotation"]
+    assert [a["timestep"] for a in annotation] == [*range(0, 400, 40), 399]
+    assert annotation[-1]["pos"] == pytest.approx([info["bd"][0] / 3, 200 - info["bd"][1] / 3])
+    assert all(a["colors"][0] in {"pink", "gray", "yellow", "orange", "white"} for a in annotation)
+    assert set(info["episode_metrics"]) == {
+        "bd",
+        "fitness",
+        "reached_goal",
+        "task_solved",
+        "final_distance_to_goal",
+        "steps",
+    }
+
+
+def test_household_rounds_actions_to_a_tenth_and_hardmaze_does_not():
+    household, hardmaze = gym.make(IDS["household"]), gym.make(IDS["hardmaze"])
+    for env in (household, hardmaze):
+        env.reset(seed=0)
+    small = np.array([0.04, 0.04], np.float32)
+    assert household.step(small)[4]["robot_pos"] == [60.0, 450.0, pytest.approx(np.pi / 4)]
+    assert hardmaze.step(small)[4]["robot_pos"][0] > 60.0
+
+
+def test_invalid_actions_stand_still_and_are_reported():
+    env = gym.make(IDS["hardmaze"])
+    _obs, info = env.reset(seed=0)
+    _obs, reward, _terminated, _truncated, info2 = env.step("forward")
+    assert info2["invalid_action"] and "2 wheel speeds" in info2["feedback"] and reward == 0
+    assert info2["robot_pos"] == info["robot_pos"]
+
+
+def test_reaching_the_goal_pays_one_per_step_and_counts_as_success():
+    env = gym.make(IDS["hardmaze"])
+    _obs, info = env.reset(seed=0, options={"pose": (60.0, 62.0, 0.0)})
+    assert not info["success"]
+    _obs, reward, _terminated, _truncated, info = env.step(np.zeros(2, np.float32))
+    assert reward == 1.0 and info["success"] and info["progression"] == 1.0
+
+
+def test_bad_arguments_name_the_valid_values():
+    with pytest.raises(ValueError, match="'hardmaze', 'household'"):
+        gym.make("Fastsim-Text-HardMaze-v0", layout="kitchen")
+    with pytest.raises(ValueError, match="max_steps"):
+        gym.make("Fastsim-Text-HardMaze-v0", max_steps=0)
+    env = gym.make("Fastsim-Text-HardMaze-v0")
+    with pytest.raises(ValueError, match="valid options: 'pose'"):
+        env.reset(options={"start": (1, 2, 3)})
+
+
+def test_image_shows_the_robot_where_it_is():
+    env = gym.make(IDS["hardmaze"], obs_mode="pixels")
+    obs, info = env.reset(seed=0)
+    assert "text" not in obs and obs["image"].shape == (400, 400, 3)
+    x, y, _theta = info["robot_pos"]
+    assert tuple(obs["image"][round(y * 2 / 3), round(x * 2 / 3)]) == (30, 60, 220)
+
+
+@pytest.mark.parametrize("env_id", list(IDS.values()))
+def test_expert_reaches_the_goal_within_the_papers_400_steps(env_id: str):
+    env = gym.make(env_id)
+    expert = env.unwrapped.expert()
+    obs, info = env.reset(seed=0)
+    expert.reset(obs, info)
+    for _ in range(400):
+        action = expert.act(obs, info)
+        assert env.action_space.contains(action)
+        obs, _reward, _terminated, truncated, info = env.step(action)
+    assert truncated and info["episode_metrics"]["reached_goal"] and info["episode_metrics"]["task_solved"]

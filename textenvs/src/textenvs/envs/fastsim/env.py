@@ -1,0 +1,177 @@
+"""``FastsimNavEnv``: one libfastsim robot navigating a maze, with text and pixel observations."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+
+from textenvs.core.text_env import StepOutcome, TextEnv
+from textenvs.envs.fastsim.captioner import describe_robot
+from textenvs.envs.fastsim.expert import WavefrontExpert
+from textenvs.envs.fastsim.metrics import EpisodeTracker
+from textenvs.envs.fastsim.renderer import image_shape, render_frame
+from textenvs.envs.fastsim.simulator import COLLISION, HIT_WALL, RobotBatch, World, load_world
+
+#: Upper bound of the text observation's length (the longest description is well under half of it).
+TEXT_MAX_LENGTH = 1024
+_ROW = np.zeros(1, np.int64)
+
+
+def sensor_space(world: World) -> spaces.Box:
+    """fastsim_gym's observation: laser distances in [0, range], then the left and right bumpers (0/1)."""
+    layout = world.layout
+    n_lasers = len(layout.laser_angles_deg)
+    high = np.array([layout.laser_range] * n_lasers + [1.0, 1.0], np.float32)
+    return spaces.Box(np.zeros_like(high), high, dtype=np.float32)
+
+
+def wheel_space(world: World) -> spaces.Box:
+    speed = world.layout.max_speed
+    return spaces.Box(-speed, speed, (2,), np.float32)
+
+
+class FastsimNavEnv(TextEnv):
+    """A two-wheeled robot with three lasers and two bumpers drives through a 2D maze to a goal.
+
+    ## Description
+    A clean reimplementation of libfastsim (sferes2) with fastsim_gym's settings, as used by novelty
+    search and by language-grounded quality diversity (Salehi & Doncieux 2023), reproducing the C++ step
+    by step (float32 physics, pixel-wise collisions, supercover laser rays). ``layout="hardmaze"`` is the
+    deceptive hard maze; ``layout="household"`` is the paper's apartment with coloured floor tiles and
+    twelve objects.
+
+    ## Action Space
+    ``Box(-4, 4, (2,), float32)``: left and right wheel displacements for this step (clipped to +-4,
+    rounded to 0.1 first in the household layout, as the paper does). An action that is not two numbers
+    is invalid: the robot stands still (``move(0, 0)``) and ``info["invalid_action"]`` is True.
+
+    ## Observation Space
+    ``Dict``: ``"sensors"`` float32[5] (lasers at +45, 0, -45 degrees — right, front, left —, no hit => 100,
+    clipped to [0, 100]; then left and right bumper), ``"mission"``, ``"text"`` (where the robot is in the
+    paper's terms: tile colour, nearby objects with direction, heading, goal bearing, lasers, bumpers) and,
+    with ``obs_mode`` pixels, ``"image"`` uint8[400, 400, 3] (top-down map, goal, robot, laser rays).
+
+    ## Rewards
+    1 on every step that ends with the robot within the goal's radius (3.5 units around (60, 60)), else 0.
+
+    ## Starting State
+    The robot at (60, 450) facing 45 degrees (south-east on the map, whose y axis points down); reset
+    options may set ``{"pose": (x, y, theta)}``. There is no randomness.
+
+    ## Episode End
+    Truncation after ``max_steps`` steps (400); there is no termination, as in the paper's fixed-horizon
+    evaluations. The last step's info holds ``bd`` (final x, y), ``trajectory_annotation`` (the paper's
+    annotation of every 40th position plus the last) and ``episode_metrics`` (bd, fitness, reached_goal,
+    task_solved — final distance < 42 —, final_distance_to_goal, steps).
+
+    ## Info
+    ``robot_pos`` [x, y, theta] (real units, y down), ``collision`` (libfastsim's flag: any collision since
+    reset), ``hit_wall`` (this step's move was refused by a wall), plus the standard keys.
+
+    ## Arguments
+    ``layout`` ("hardmaze" | "household"), ``max_steps`` (400), ``obs_mode``, ``render_mode``,
+    ``data_dir`` (where the maps are; default: textenvs' data lookup).
+
+    ## Version History
+    * v0: first version; matches libfastsim @ bc1cc8a on recorded traces.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 30}
+
+    def __init__(
+        self,
+        layout: str = "hardmaze",
+        max_steps: int = 400,
+        obs_mode: str = "text",
+        render_mode: str | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
+    ):
+        self.world = load_world(layout, data_dir)
+        self.layout = self.world.layout
+        self.robots = RobotBatch(self.world, 1)
+        self.tracker = EpisodeTracker(self.world, 1, max_steps)
+        self.max_steps = max_steps
+        super().__init__(
+            vocabulary=None,
+            text_max_length=TEXT_MAX_LENGTH,
+            image_shape=image_shape(self.world),
+            native_spaces={"sensors": sensor_space(self.world)},
+            obs_mode=obs_mode,
+            render_mode=render_mode,
+            action_space=wheel_space(self.world),
+        )
+
+    # ----------------------------------------------------------------- the world
+    def decode_action(self, action: Any) -> tuple[Any | None, str]:
+        try:
+            wheels = np.asarray(action, dtype=np.float64).reshape(2)
+        except (TypeError, ValueError):
+            speed = self.layout.max_speed
+            return (
+                None,
+                f"{action!r} is not a valid action; expected 2 wheel speeds (left, right) in [-{speed}, {speed}].",
+            )
+        return wheels, ""
+
+    def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(options) - {"pose"})
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; valid options: 'pose' (x, y, theta)")
+        pose = options.get("pose")
+        if pose is not None and np.shape(pose) != (3,):
+            raise ValueError(f"reset option pose={pose!r} must be (x, y, theta)")
+        self.robots.reset(pose=pose)
+        self.tracker.reset(self.robots.state, _ROW)
+        return self._family_info()
+
+    def _step_world(self, command: Any) -> StepOutcome:
+        wheels = np.zeros((1, 2)) if command is None else command.reshape(1, 2)
+        self.robots.step(wheels)
+        reward = float(self.tracker.record(self.robots.state, _ROW)[0])
+        truncated = bool(self.tracker.truncated(_ROW)[0])
+        info = self._family_info()
+        if truncated:
+            info["bd"] = self.tracker.behaviour_descriptor(self.robots.state, 0)
+            info["trajectory_annotation"] = self.tracker.annotation(0)
+        return StepOutcome(reward=reward, truncated=truncated, info=info)
+
+    def _family_info(self) -> dict[str, Any]:
+        flags = self.robots.flags[0]
+        return {
+            "robot_pos": [float(v) for v in self.robots.state[0]],
+            "collision": bool(flags[COLLISION]),
+            "hit_wall": bool(flags[HIT_WALL]),
+        }
+
+    # ----------------------------------------------------------------- views
+    def native_observation(self) -> dict[str, Any]:
+        return {"sensors": self.robots.sensors()[0]}
+
+    def mission(self) -> str:
+        return self.layout.mission
+
+    def describe(self) -> str:
+        sensors = self.robots.sensors()[0]
+        return describe_robot(self.world, self.robots.state[0], sensors, bool(self.robots.flags[0, HIT_WALL]))
+
+    def render_image(self) -> np.ndarray:
+        return render_frame(self.world, self.robots.state[0], self.robots.lasers[0])
+
+    def admissible_commands(self) -> list[str]:
+        return []
+
+    # ----------------------------------------------------------------- evaluation
+    def success(self) -> bool:
+        return bool(self.tracker.reached[0])
+
+    def progression(self) -> float:
+        return float(self.tracker.progression(self.robots.state, _ROW)[0])
+
+    def episode_metrics(self) -> dict[str, Any]:
+        return self.tracker.episode_metrics(self.robots.state, 0)
+
+    def expert(self) -> WavefrontExpert:
+        return WavefrontExpert(self.world)
