@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from textagents.llm.transformers_backend import TransformersBackend, ValueHead
+
+CONTEXTS = [
+    "Goal: go to the red ball\nObservation: You see a wall 2 steps forward\nAction:",
+    "You are in cell 0 of 5. The door is 4 steps right. Action:",
+    "Possible action of the agent: turn left, turn right",
+]
+CANDIDATES = [[" turn left", " go forward", " pick up"], [" go right", " wait"], [" toggle", " drop", " go", " x"]]
+
+
+def hand_scores(backend: TransformersBackend, context: str, candidate: str, legacy: bool = False) -> float:
+    """Sum over the candidate's tokens of log p(token | everything before), from one plain forward pass."""
+    context_ids = backend.tokenizer(context)["input_ids"]
+    candidate_ids = backend.tokenizer(candidate, add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        if backend.seq2seq:
+            start = backend.model.config.decoder_start_token_id
+            logits = backend.model(
+                input_ids=torch.tensor([context_ids]), decoder_input_ids=torch.tensor([[start, *candidate_ids[:-1]]])
+            ).logits[0]
+            predicting = list(range(len(candidate_ids)))
+        else:
+            logits = backend.model(input_ids=torch.tensor([context_ids + candidate_ids])).logits[0]
+            predicting = [len(context_ids) - 1 + i for i in range(len(candidate_ids))]
+    total = 0.0
+    for step, token in zip(predicting, candidate_ids, strict=True):
+        row = logits[step].double()
+        total += float(row[token]) if legacy else float(row[token] - torch.logsumexp(row, dim=0))
+    return total
+
+
+@pytest.mark.parametrize("kind", ["causal", "seq2seq"])
+def test_score_is_the_sum_of_candidate_token_log_probs(kind, causal_backend, seq2seq_backend):
+    backend = causal_backend if kind == "causal" else seq2seq_backend
+    scores = backend.score(CONTEXTS, CANDIDATES)
+    for context, options, row in zip(CONTEXTS, CANDIDATES, scores, strict=True):
+        assert len(row) == len(options)
+        for candidate, score in zip(options, row, strict=True):
+            assert score == pytest.approx(hand_scores(backend, context, candidate), abs=1e-4)
+            assert score < 0
+
+
+def test_context_reuse_equals_one_pass_per_pair_across_batch_sizes(tiny_models, causal_backend):
+    expected = causal_backend.score_without_reuse(CONTEXTS, CANDIDATES)
+    one_at_a_time = TransformersBackend(tiny_models.causal, batch_size=1)
+    for got in (causal_backend.score(CONTEXTS, CANDIDATES), one_at_a_time.score(CONTEXTS, CANDIDATES)):
+        assert [len(row) for row in got] == [len(row) for row in expected]
+        for got_row, expected_row in zip(got, expected, strict=True):
+            assert got_row == pytest.approx(expected_row, abs=1e-4)
+
+
+def test_legacy_logit_sum_is_opt_in(tiny_models, causal_backend):
+    legacy = TransformersBackend(tiny_models.causal, score_mode="legacy_logits")
+    got = legacy.score(CONTEXTS[:1], CANDIDATES[:1])[0]
+    expected = [hand_scores(legacy, CONTEXTS[0], c, legacy=True) for c in CANDIDATES[0]]
+    assert got == pytest.approx(expected, abs=1e-4)
+    assert got != pytest.approx(causal_backend.score(CONTEXTS[:1], CANDIDATES[:1])[0], abs=1e-3)
+    with pytest.raises(ValueError, match="legacy_logits"):
+        TransformersBackend(tiny_models.causal, score_mode="logits")
+
+
+def test_score_input_errors_name_the_problem(causal_backend):
+    with pytest.raises(ValueError, match="2 contexts but 1"):
+        causal_backend.score(["a", "b"], [["x"]])
+    with pytest.raises(TypeError, match="one string"):
+        causal_backend.score("a", [["x"]])
+    with pytest.raises(ValueError, match="context 0"):
+        causal_backend.score([""], [["x"]])
+
+
+def test_value_head_module_function_gets_gradients(tiny_models):
+    torch.manual_seed(0)
+    backend = TransformersBackend(tiny_models.causal, module_functions={"value": ValueHead(32, width=8)})
+    out = backend.forward_candidates(CONTEXTS[:2], CANDIDATES[:2])
+    assert [v.shape[0] for v in out["value"]] == [3, 2]
+    # Candidates of one context share its value: the head reads the context's last hidden state.
+    assert torch.allclose(out["value"][0], out["value"][0][0].expand(3))
+    loss = sum(v.sum() for v in out["value"]) - sum(s.sum() for s in out["score"])
+    loss.backward()
+    assert backend.module_functions["value"].out.weight.grad is not None
+    assert backend.model.lm_head.weight.grad is not None
+    with pytest.raises(ValueError, match="known: \\['value'\\]"):
+        backend.forward_candidates(CONTEXTS[:1], CANDIDATES[:1], functions=["policy"])
+
+
+@pytest.mark.parametrize("kind", ["causal", "seq2seq"])
+def test_generate_is_batched_deterministic_and_counted(kind, causal_backend, seq2seq_backend):
+    backend = causal_backend if kind == "causal" else seq2seq_backend
+    before = backend.usage.completion_tokens
+    greedy = backend.generate(CONTEXTS, max_tokens=6)
+    assert greedy == backend.generate(CONTEXTS, max_tokens=6)
+    assert [backend.generate([c], max_tokens=6)[0] for c in CONTEXTS] == greedy
+    sampled = backend.generate(CONTEXTS, max_tokens=6, temperature=1.0, seed=7)
+    assert sampled == backend.generate(CONTEXTS, max_tokens=6, temperature=1.0, seed=7)
+    assert backend.usage.completion_tokens > before
+    assert isinstance(backend.chat([{"role": "user", "content": "hello"}], max_tokens=3), str)
+
+
+def test_generation_stops_at_stop_strings(causal_backend):
+    text = causal_backend.generate([CONTEXTS[0]], max_tokens=12, temperature=1.0, seed=3)[0]
+    assert text, "the tiny model should produce some text"
+    stop = text[len(text) // 2]
+    cut = causal_backend.generate([CONTEXTS[0]], max_tokens=12, temperature=1.0, seed=3, stop=[stop])[0]
+    assert cut == text[: text.index(stop)]
+
+
+def test_prompt_logprobs_follow_the_forward_pass(causal_backend):
+    echoed = causal_backend.prompt_logprobs(CONTEXTS[1])
+    assert echoed.text == CONTEXTS[1] and echoed.token_logprobs[0] is None
+    assert "".join(echoed.tokens) == CONTEXTS[1]
+    assert all(CONTEXTS[1][o:].startswith(t) for o, t in zip(echoed.offsets(), echoed.tokens, strict=True))
+    ids = causal_backend.tokenizer(CONTEXTS[1])["input_ids"]
+    with torch.no_grad():
+        logits = causal_backend.model(input_ids=torch.tensor([ids])).logits[0].double()
+    for step in range(1, len(ids)):
+        expected = float(logits[step - 1, ids[step]] - torch.logsumexp(logits[step - 1], dim=0))
+        assert math.isclose(echoed.token_logprobs[step], expected, abs_tol=1e-4)

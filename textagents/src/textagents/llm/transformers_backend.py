@@ -1,0 +1,379 @@
+"""A local ``transformers`` model (causal or seq2seq) behind the backend interface.
+
+``score`` follows lamorel: the sum over a candidate's tokens of ``log_softmax`` of the model's logits given
+the context and the candidate's previous tokens, pads masked to 0. Each context is computed once (its past
+key values for causal models, its encoder states for seq2seq models) and reused for all its candidates.
+``score_mode="legacy_logits"`` sums raw logits instead (lamorel's GLAM-era variant) and is opt-in only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from textagents.llm.accounting import TokenUsage
+from textagents.llm.base import Message, Sampling, check_score_inputs, truncate_at_stop
+
+SCORE_MODES = ("logprob", "legacy_logits")
+
+
+@dataclass
+class CandidateForward:
+    """What module functions receive for one batch of (context, candidate) rows.
+
+    ``context_hidden`` [rows, hidden]: last-layer state of each row's context at its last token (causal)
+    or the decoder's state at the start token (seq2seq); ``candidate_hidden`` [rows, length, hidden] and
+    ``candidate_mask`` [rows, length]: states over the candidate's tokens; ``token_scores`` [rows, length]:
+    the per-token log-probs (or raw logits in legacy mode), pads 0; ``rows_of_context``: context index of
+    each row.
+    """
+
+    context_hidden: torch.Tensor
+    candidate_hidden: torch.Tensor
+    candidate_mask: torch.Tensor
+    token_scores: torch.Tensor
+    rows_of_context: torch.Tensor
+
+
+class ValueHead(nn.Module):
+    """A value head on the context's hidden state (GLAM's critic): an MLP to one scalar per row."""
+
+    def __init__(self, hidden_size: int, width: int = 1024):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(hidden_size, width), nn.Sigmoid(), nn.Linear(width, width), nn.Sigmoid())
+        self.out = nn.Linear(width, 1)
+
+    def forward(self, batch: CandidateForward) -> torch.Tensor:
+        return self.out(self.net(batch.context_hidden.float())).squeeze(-1)
+
+
+class TransformersBackend:
+    """A ``transformers`` model loaded from ``model_path`` (a directory or a hub name available offline).
+
+    Arguments:
+        model_path: what ``from_pretrained`` loads.
+        seq2seq: None (decided by the model config's ``is_encoder_decoder``), True or False.
+        batch_size: contexts per forward pass in ``score`` and prompts per ``generate`` batch.
+        score_mode: ``"logprob"`` (lamorel's semantics) or ``"legacy_logits"`` (sum of raw logits).
+        module_functions: name -> ``nn.Module`` called on a ``CandidateForward`` (e.g. ``ValueHead``),
+            lamorel's custom module functions; run them with ``forward_candidates``.
+        device, dtype: where and how the model runs.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        seq2seq: bool | None = None,
+        batch_size: int = 16,
+        score_mode: str = "logprob",
+        module_functions: Mapping[str, nn.Module] | None = None,
+        device: str = "cpu",
+        dtype: torch.dtype | None = None,
+        model_name: str | None = None,
+    ):
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+        if score_mode not in SCORE_MODES:
+            raise ValueError(f"score_mode {score_mode!r} is not one of {SCORE_MODES}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        config = AutoConfig.from_pretrained(model_path)
+        self.seq2seq = bool(config.is_encoder_decoder) if seq2seq is None else seq2seq
+        loader = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM
+        self.model = loader.from_pretrained(model_path, dtype=dtype).to(device).eval()
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.device = torch.device(device)
+        self.batch_size = batch_size
+        self.score_mode = score_mode
+        self.module_functions = nn.ModuleDict(dict(module_functions or {})).to(device)
+        self.model_name = model_name or Path(str(model_path)).name
+        self.usage = TokenUsage()
+        #: One forward pass at a time: the server's handler threads share this backend.
+        self.lock = threading.RLock()
+
+    # ------------------------------------------------------------------ tokens
+    def encode(self, text: str, special_tokens: bool = True) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=special_tokens)["input_ids"])
+
+    def _pad(self, sequences: Sequence[Sequence[int]], left: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        length = max((len(s) for s in sequences), default=0)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.full((len(sequences), length), pad, dtype=torch.long)
+        mask = torch.zeros((len(sequences), length), dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            if not seq:
+                continue
+            span = slice(length - len(seq), length) if left else slice(0, len(seq))
+            ids[row, span] = torch.tensor(seq, dtype=torch.long)
+            mask[row, span] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    # ------------------------------------------------------------------ score
+    def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
+        """Per context, the summed log-prob (``score_mode``) of each candidate's tokens given the context."""
+        check_score_inputs(contexts, candidates)
+        with torch.no_grad():
+            outputs = self.forward_candidates(contexts, candidates, functions=())
+        return [scores.tolist() for scores in outputs["score"]]
+
+    def forward_candidates(
+        self,
+        contexts: Sequence[str],
+        candidates: Sequence[Sequence[str]],
+        functions: Sequence[str] | None = None,
+    ) -> dict[str, list[torch.Tensor]]:
+        """``{"score": [...], name: [...]}``: per context a tensor with one entry per candidate, for the score
+        and each module function named in ``functions`` (default: all). Gradients flow unless the caller
+        disables them, so a trainer can fine-tune through it (GLAM's PPO)."""
+        check_score_inputs(contexts, candidates)
+        names = list(self.module_functions) if functions is None else list(functions)
+        unknown = [n for n in names if n not in self.module_functions]
+        if unknown:
+            raise ValueError(f"unknown module function(s) {unknown}; known: {list(self.module_functions)}")
+        results: dict[str, list[torch.Tensor]] = {"score": [], **{n: [] for n in names}}
+        with self.lock:
+            for start in range(0, len(contexts), self.batch_size):
+                chunk = slice(start, start + self.batch_size)
+                batch = self._forward_chunk(contexts[chunk], candidates[chunk], need_hidden=bool(names))
+                counts = [len(c) for c in candidates[chunk]]
+                results["score"] += list(torch.split(batch.token_scores.sum(-1), counts))
+                for name in names:
+                    results[name] += list(torch.split(self.module_functions[name](batch), counts))
+        return results
+
+    def _forward_chunk(
+        self, contexts: Sequence[str], candidates: Sequence[Sequence[str]], need_hidden: bool
+    ) -> CandidateForward:
+        context_ids = [self.encode(c) for c in contexts]
+        rows = torch.tensor([i for i, options in enumerate(candidates) for _ in options], dtype=torch.long)
+        candidate_ids = [self.encode(c, special_tokens=False) for options in candidates for c in options]
+        cand, cand_mask = self._pad(candidate_ids, left=False)
+        self.usage.add(sum(map(len, context_ids)) + sum(map(len, candidate_ids)), 0)
+        rows = rows.to(self.device)
+        if self.seq2seq:
+            context_hidden, cand_hidden, logits = self._seq2seq_candidates(
+                context_ids, rows, cand, cand_mask, need_hidden
+            )
+        else:
+            context_hidden, cand_hidden, logits = self._causal_candidates(
+                context_ids, rows, cand, cand_mask, need_hidden
+            )
+        if self.score_mode == "logprob":
+            logits = torch.log_softmax(logits.float(), dim=-1)
+        token_scores = logits.gather(-1, cand.unsqueeze(-1)).squeeze(-1) * cand_mask
+        return CandidateForward(context_hidden, cand_hidden, cand_mask, token_scores, rows)
+
+    def _causal_candidates(
+        self,
+        context_ids: list[list[int]],
+        rows: torch.Tensor,
+        cand: torch.Tensor,
+        cand_mask: torch.Tensor,
+        need_hidden: bool,
+    ) -> tuple[Any, Any, torch.Tensor]:
+        ids, mask = self._pad(context_ids, left=True)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, output_hidden_states=need_hidden
+        )
+        past = out.past_key_values
+        past.reorder_cache(rows)  # one cache row per (context, candidate): the context is not recomputed
+        lengths = mask.sum(-1)[rows]
+        cand_positions = lengths.unsqueeze(-1) + torch.arange(cand.shape[1], device=self.device)
+        cand_out = self.model(
+            input_ids=cand,
+            attention_mask=torch.cat([mask[rows], cand_mask], dim=-1),
+            position_ids=cand_positions,
+            past_key_values=past,
+            output_hidden_states=need_hidden,
+        )
+        # The context's last logits predict the first candidate token; candidate token t predicts t + 1.
+        logits = torch.cat([out.logits[rows, -1:], cand_out.logits[:, :-1]], dim=1)
+        if not need_hidden:
+            return None, None, logits
+        return out.hidden_states[-1][rows, -1], cand_out.hidden_states[-1], logits
+
+    def _seq2seq_candidates(
+        self,
+        context_ids: list[list[int]],
+        rows: torch.Tensor,
+        cand: torch.Tensor,
+        cand_mask: torch.Tensor,
+        need_hidden: bool,
+    ) -> tuple[Any, Any, torch.Tensor]:
+        ids, mask = self._pad(context_ids, left=False)
+        encoded = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+        start = torch.full((cand.shape[0], 1), self.model.config.decoder_start_token_id, device=self.device)
+        decoder_ids = torch.cat([start, cand[:, :-1]], dim=1)
+        decoder_mask = torch.cat([torch.ones_like(start), cand_mask[:, :-1]], dim=1)
+        out = self.model(
+            encoder_outputs=(encoded[rows],),  # the encoder ran once per context
+            attention_mask=mask[rows],
+            decoder_input_ids=decoder_ids,
+            decoder_attention_mask=decoder_mask,
+            output_hidden_states=need_hidden,
+        )
+        if not need_hidden:
+            return None, None, out.logits
+        hidden = out.decoder_hidden_states[-1]
+        return hidden[:, 0], hidden, out.logits
+
+    def score_without_reuse(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
+        """The same scores from one forward pass per (context, candidate) sequence (causal models): the
+        baseline that context reuse is measured against, and a cross-check of it."""
+        check_score_inputs(contexts, candidates)
+        if self.seq2seq:
+            raise NotImplementedError("score_without_reuse is defined for causal models")
+        pairs = [
+            (self.encode(c), self.encode(o, special_tokens=False))
+            for c, opts in zip(contexts, candidates, strict=True)
+            for o in opts
+        ]
+        totals: list[float] = []
+        with self.lock, torch.no_grad():
+            for start in range(0, len(pairs), self.batch_size):
+                chunk = pairs[start : start + self.batch_size]
+                ids, mask = self._pad([c + o for c, o in chunk], left=False)
+                logits = self.model(input_ids=ids, attention_mask=mask).logits
+                if self.score_mode == "logprob":
+                    logits = torch.log_softmax(logits.float(), dim=-1)
+                for row, (context, option) in enumerate(chunk):
+                    steps = torch.arange(len(context) - 1, len(context) + len(option) - 1, device=self.device)
+                    totals.append(float(logits[row, steps, ids[row, steps + 1]].sum()))
+        counts = [len(opts) for opts in candidates]
+        offsets = [sum(counts[:i]) for i in range(len(counts))]
+        return [totals[o : o + n] for o, n in zip(offsets, counts, strict=True)]
+
+    # ------------------------------------------------------------------ generation
+    def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
+        return [g.text for g in self.generate_detailed(prompts, Sampling.of(**sampling))]
+
+    def generate_detailed(self, prompts: Sequence[str], sampling: Sampling, logprobs: int = 0) -> list[Generated]:
+        """Completions with their tokens and, when ``logprobs`` > 0, each token's log-prob and top alternatives."""
+        if isinstance(prompts, str):
+            raise TypeError("generate takes a list of prompts, got one string")
+        results: list[Generated] = []
+        with self.lock, torch.no_grad(), torch.random.fork_rng(devices=[]):
+            if sampling.seed is not None:
+                torch.manual_seed(sampling.seed)
+            for start in range(0, len(prompts), self.batch_size):
+                results += self._generate_batch(prompts[start : start + self.batch_size], sampling, logprobs)
+        return results
+
+    def _generate_batch(self, prompts: Sequence[str], sampling: Sampling, logprobs: int) -> list[Generated]:
+        prompt_ids = [self.encode(p) for p in prompts]
+        ids, mask = self._pad(prompt_ids, left=not self.seq2seq)
+        if sampling.max_tokens == 0:
+            self.usage.add(sum(map(len, prompt_ids)), 0)
+            return [Generated("", [], [], [], "length") for _ in prompts]
+        sample = sampling.temperature > 0
+        options: dict[str, Any] = {"do_sample": sample, "max_new_tokens": sampling.max_tokens}
+        if sample:
+            options.update(temperature=sampling.temperature, top_p=sampling.top_p, top_k=0)
+        out = self.model.generate(
+            input_ids=ids,
+            attention_mask=mask,
+            pad_token_id=self.tokenizer.pad_token_id,
+            return_dict_in_generate=True,
+            output_logits=logprobs > 0,
+            **options,
+        )
+        new_tokens = out.sequences[:, 1:] if self.seq2seq else out.sequences[:, ids.shape[1] :]
+        step_logprobs = torch.log_softmax(torch.stack(out.logits, dim=1).float(), -1) if logprobs > 0 else None
+        results = []
+        for row, prompt in enumerate(prompt_ids):
+            tokens = new_tokens[row].tolist()
+            finish = "length"
+            if self.tokenizer.eos_token_id in tokens:
+                tokens = tokens[: tokens.index(self.tokenizer.eos_token_id)]
+                finish = "stop"
+            pieces = [self.tokenizer.decode([t]) for t in tokens]
+            text = "".join(pieces)
+            if sampling.stop:
+                cut = truncate_at_stop(text, sampling.stop)
+                if cut != text:
+                    finish = "stop"
+                    kept = 0
+                    while kept < len(pieces) and len("".join(pieces[: kept + 1])) <= len(cut):
+                        kept += 1
+                    tokens, pieces, text = tokens[:kept], pieces[:kept], cut
+            token_logprobs, top = [], []
+            if step_logprobs is not None:
+                for step, token in enumerate(tokens):
+                    token_logprobs.append(float(step_logprobs[row, step, token]))
+                    top.append(self._alternatives(step_logprobs[row, step], logprobs))
+            self.usage.add(len(prompt), len(tokens))
+            results.append(Generated(text, pieces, token_logprobs, top, finish, prompt_tokens=len(prompt)))
+        return results
+
+    def _alternatives(self, logprobs: torch.Tensor, top: int) -> dict[str, float]:
+        """The ``top`` most likely next tokens (as text) with their log-probs."""
+        values, indices = logprobs.topk(max(top, 1))
+        return {self.tokenizer.decode([int(i)]): float(v) for v, i in zip(values, indices, strict=True)}
+
+    def prompt_logprobs(self, prompt: str, top: int = 1) -> Generated:
+        """The prompt's own tokens with each one's log-prob given the previous ones (``None`` for the first),
+        as ``/v1/completions`` returns them with ``echo=True`` (causal models)."""
+        if self.seq2seq:
+            raise NotImplementedError("prompt log-probs (echo) are defined for causal models")
+        encoded = self.tokenizer(prompt, return_offsets_mapping=self.tokenizer.is_fast)
+        ids = list(encoded["input_ids"])
+        if self.tokenizer.is_fast:
+            offsets = [start for start, _ in encoded["offset_mapping"]]
+        else:
+            offsets = [len(self.tokenizer.decode(ids[:i])) for i in range(len(ids))]
+        with self.lock, torch.no_grad():
+            logits = self.model(input_ids=torch.tensor([ids], device=self.device)).logits[0]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        pieces = [self.tokenizer.decode([t]) for t in ids]
+        token_logprobs: list[float | None] = [None]
+        alternatives: list[dict[str, float] | None] = [None]
+        for step in range(1, len(ids)):
+            token_logprobs.append(float(logprobs[step - 1, ids[step]]))
+            alternatives.append(self._alternatives(logprobs[step - 1], top))
+        self.usage.add(len(ids), 0)
+        return Generated(prompt, pieces, token_logprobs, alternatives, "length", len(ids), offsets)
+
+    def chat_prompt(self, messages: Sequence[Message]) -> str:
+        """The conversation as the model's chat template renders it, or a plain ``role: content`` transcript
+        ending with ``assistant:`` for models without one."""
+        if getattr(self.tokenizer, "chat_template", None):
+            return self.tokenizer.apply_chat_template(
+                [dict(m) for m in messages], tokenize=False, add_generation_prompt=True
+            )
+        return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
+
+    def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
+        return self.generate([self.chat_prompt(messages)], **sampling)[0]
+
+
+@dataclass
+class Generated:
+    """One completion: its text, its tokens (as text pieces), per-token log-probs and top alternatives."""
+
+    text: str
+    tokens: list[str]
+    token_logprobs: list[float | None]
+    top_logprobs: list[dict[str, float] | None]
+    finish_reason: str
+    prompt_tokens: int = 0
+    #: Character offset of each token in ``text`` (filled for prompt tokens; completions count from 0).
+    text_offsets: list[int] | None = None
+
+    def offsets(self) -> list[int]:
+        if self.text_offsets is not None:
+            return self.text_offsets
+        starts, position = [], 0
+        for piece in self.tokens:
+            starts.append(position)
+            position += len(piece)
+        return starts
