@@ -1,0 +1,98 @@
+"""Text views of the world, one robot's knowledge at a time.
+
+``llm_personalize``: the context of LLM-Personalize's planner prompts, e.g.
+``You are holding nothing.\\nIn bathroom 0, found receptacles: bathroom 0 bathtub 14, bathroom 0 carpet 15.
+Object tennis ball 1 found on bathroom 0 carpet 15 \\nIn corridor 0, no receptacles found yet.``
+(rooms in name order, receptacles and objects in discovery order, its spacing included).
+``ellm``: ELLM-style lists, ``objects: dumbbell, tennis ball.receptacles: bathroom bathtub.you are holding:
+dumbbell.``
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textenvs.envs.housekeep.scenes import Scene
+from textenvs.envs.housekeep.world import HELD, World
+
+TEXT_STYLES = ("llm_personalize", "ellm")
+MISSION = (
+    "There are objects misplaced on wrong receptacles and potentially in the wrong room. "
+    "Explore the house, place misplaced objects on correct receptacles, then say mission complete."
+)
+
+
+def describe(world: World, robot_id: int, style: str) -> str:
+    if style == "ellm":
+        return _ellm(world, robot_id)
+    return _llm_personalize(world, robot_id)
+
+
+def _holding(world: World, robot_id: int) -> str:
+    held = world.robots[robot_id].holding
+    return "nothing" if held == HELD else world.object_names[held]
+
+
+def _llm_personalize(world: World, robot_id: int) -> str:
+    robot = world.robots[robot_id]
+    receptacles: list[list[str]] = [[] for _ in world.rooms]
+    for rec in robot.known_receptacles:
+        receptacles[world.receptacle_room[rec]].append(world.receptacles[rec].name)
+    found: list[list[tuple[str, str]]] = [[] for _ in world.rooms]
+    for obj in robot.known_objects:
+        location = world.location[obj]
+        if location != HELD:
+            found[world.receptacle_room[location]].append((world.object_names[obj], world.receptacles[location].name))
+    order = sorted(range(len(world.rooms)), key=lambda k: world.rooms[k].name)
+    rooms = [RoomView(world.rooms[k].name, receptacles[k], found[k]) for k in order]
+    return format_context(_holding(world, robot_id), rooms)
+
+
+@dataclass(frozen=True)
+class RoomView:
+    """What one robot knows of a room: receptacle names and (object, receptacle) sightings."""
+
+    name: str
+    receptacles: list[str]
+    objects: list[tuple[str, str]]
+
+
+def format_context(holding: str, rooms: list[RoomView]) -> str:
+    """LLM-Personalize's planner context (without the leading newline its prompt template adds)."""
+    lines = []
+    for room in rooms:
+        if room.receptacles:
+            line = f"In {room.name}, found receptacles: {', '.join(room.receptacles)}."
+        else:
+            line = f"In {room.name}, no receptacles found yet."
+        if room.objects:
+            line += " " + ". ".join(f"Object {obj} found on {rec}" for obj, rec in room.objects)
+        lines.append(line)
+    return f"You are holding {holding}.\n" + " \n".join(lines)
+
+
+def _ellm(world: World, robot_id: int) -> str:
+    robot = world.robots[robot_id]
+    objects = [world.categories[o].replace("_", " ") for o in robot.known_objects if world.location[o] != HELD]
+    receptacles: list[str] = []
+    for rec in robot.known_receptacles:
+        label = world.receptacles[rec].kind_label
+        if label not in receptacles:
+            receptacles.append(label)
+    held = world.robots[robot_id].holding
+    holding = "nothing" if held == HELD else world.categories[held].replace("_", " ")
+    return (
+        f"objects: {', '.join(objects) or 'none'}."
+        f"receptacles: {', '.join(receptacles) or 'none'}."
+        f"you are holding: {holding}."
+    )
+
+
+def text_length_bound(scene: Scene, max_objects: int, longest_object_name: int) -> int:
+    """An upper bound on the length of any text view of this scene, for the observation space."""
+    receptacles = [scene.receptacles[i] for i in scene.reachable]
+    receptacle_names = sum(len(r.name) + 2 for r in receptacles)
+    rooms = sum(len(r.name) + 40 for r in scene.rooms)
+    longest_receptacle = max((len(r.name) for r in receptacles), default=0)
+    objects = max_objects * (longest_object_name + longest_receptacle + 20)
+    return receptacle_names + rooms + objects + longest_object_name + 40

@@ -1,0 +1,266 @@
+"""``Housekeep-Text``: tidy a house by moving misplaced objects to where people expect them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from textenvs.core.spaces import check_choice
+from textenvs.core.text_env import StepOutcome, TextEnv
+from textenvs.envs.housekeep import captioner, commands
+from textenvs.envs.housekeep.annotations import OBJECT_SPLITS, SPLITS, load_annotations, load_splits
+from textenvs.envs.housekeep.commands import MISSION_COMPLETE, Command
+from textenvs.envs.housekeep.episodes import Episode, load_original_episodes, scenes_with_original_episodes
+from textenvs.envs.housekeep.expert import HousekeepExpert
+from textenvs.envs.housekeep.generator import OBJECT_COUNTS, generate_episode
+from textenvs.envs.housekeep.metrics import episode_metrics
+from textenvs.envs.housekeep.renderer import IMAGE_SIZE, FloorPlan
+from textenvs.envs.housekeep.reward import SUCCESS_REWARD, command_reward
+from textenvs.envs.housekeep.scenes import load_scene
+from textenvs.envs.housekeep.world import World
+
+EPISODE_SOURCES = ("generated", "original")
+MAX_LOW_LEVEL_STEPS = 1000
+MAX_COMMANDS = 150
+
+
+class HousekeepTextEnv(TextEnv):
+    """Housekeep (Kant et al. 2022) as a symbolic text environment, with LLM-Personalize's interface.
+
+    ## Description
+    A one-handed robot in one of Housekeep's 14 iGibson houses must find the 3-5 misplaced objects among
+    7-10 objects and put each on a receptacle where at least 6 of 10 human annotators would expect it,
+    then say ``mission complete``. The house is symbolic: rooms, receptacles at their real floor positions,
+    objects on receptacles. Rooms are known from the start; a room's receptacles and the objects on them
+    become known when the robot goes there.
+
+    ## Action Space
+    Text commands in LLM-Personalize's words: ``go to <room|receptacle|object>``, ``look at
+    <receptacle|object>``, ``pick up <object>``, ``place <object> on <receptacle>``, ``mission complete``
+    (names like ``living room 0``, ``bedroom 0 bottom cabinet 10``, ``tennis ball 1``; a planner's
+    ``step 2:`` prefix is accepted). Pick/place need the target gone to and looked at. With
+    ``action_mode="discrete"``: ``Discrete(n)`` where index i is the i-th of ``info["admissible_commands"]``
+    now (an index past the list is an invalid no-op).
+
+    ## Observation Space
+    ``Dict(text, mission[, image])``: ``text`` is the robot's knowledge in ``text_style``
+    (``"llm_personalize"``: the context of LLM-Personalize's planner prompt; ``"ellm"``: ELLM-style
+    lists); ``image`` a top-down floor plan.
+
+    ## Rewards
+    Housekeep's RL reward: -0.01 per low-level step; +2.5 the first pick of an object that is not on a
+    correct receptacle, -2.5 for picking one that is; +2.5 for placing an initially misplaced object
+    correctly after its first pick, -2.5 for placing anywhere incorrect; -0.2 for a failed pick or place;
+    +2.5 once when every object is correct and the hand is empty.
+
+    ## Starting State
+    A generated episode (Housekeep's procedure, seeded) or a replayed original episode file.
+
+    ## Episode End
+    Terminated by ``mission complete``; truncated after 1,000 low-level steps (0.25 m forward, 10 degree
+    turns, 1 per look/pick/place) or 150 commands. ``info["episode_metrics"]``: see ``metrics.py``.
+
+    ## Arguments
+    ``scenes`` (scene names, default: the split's scenes), ``split`` (``train``/``val``/``test``),
+    ``episode_source`` (``generated``/``original``), ``objects_split`` (``seen``/``unseen``, for val/test),
+    ``text_style``, ``max_steps``, ``max_commands``, ``data_dir``, plus ``obs_mode``, ``action_mode``,
+    ``render_mode``. ``reset(options={"scene": name, "episode_index": i})`` picks an episode (the index
+    into the scene's original file), ``reset(options={"episode": Episode(...)})`` plays a given one.
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    def __init__(
+        self,
+        scenes: list[str] | tuple[str, ...] | None = None,
+        split: str = "train",
+        episode_source: str = "generated",
+        objects_split: str = "seen",
+        text_style: str = "llm_personalize",
+        max_steps: int = MAX_LOW_LEVEL_STEPS,
+        max_commands: int = MAX_COMMANDS,
+        data_dir: str | None = None,
+        obs_mode: str = "text",
+        action_mode: str = "text",
+        render_mode: str | None = None,
+    ):
+        self.split = check_choice("split", split, SPLITS)
+        self.episode_source = check_choice("episode_source", episode_source, EPISODE_SOURCES)
+        self.objects_split = check_choice("objects_split", objects_split, OBJECT_SPLITS)
+        self.text_style = check_choice("text_style", text_style, captioner.TEXT_STYLES)
+        self.max_steps = int(max_steps)
+        self.max_commands = int(max_commands)
+        self.data_dir = None if data_dir is None else str(data_dir)
+        self.annotations = load_annotations(self.data_dir)
+        if scenes is None:
+            scenes = load_splits(self.data_dir).scenes[split]
+            if episode_source == "original":
+                scenes = [s for s in scenes if s in scenes_with_original_episodes()]
+        if isinstance(scenes, str) or not scenes:
+            raise ValueError(f"scenes must be a non-empty list of scene names, got {scenes!r}")
+        self.scenes = tuple(load_scene(name, self.data_dir) for name in scenes)
+        if episode_source == "original":
+            for scene in self.scenes:
+                load_original_episodes(scene.name, self.data_dir)  # fail now, naming the scenes that have files
+        longest_object = max(len(o) for o in self.annotations.objects) + 3
+        text_bound = max(captioner.text_length_bound(s, max(OBJECT_COUNTS), longest_object) for s in self.scenes)
+        self._action_count = max(len(s.rooms) + 2 * len(s.reachable) for s in self.scenes) + 2 * max(OBJECT_COUNTS) + 4
+        super().__init__(
+            vocabulary=None,
+            text_max_length=text_bound,
+            image_shape=(IMAGE_SIZE, IMAGE_SIZE),
+            obs_mode=obs_mode,
+            action_mode=action_mode,
+            render_mode=render_mode,
+        )
+        self.world: World | None = None
+        self.episode: Episode | None = None
+        self._floor_plan: FloorPlan | None = None
+        self._describe_cache: tuple[int, str] | None = None
+        self._admissible_cache: tuple[int, list[str]] | None = None
+        self._terminated = False
+
+    # ----------------------------------------------------------------- episodes
+    def _pick_episode(self, options: dict[str, Any]) -> Episode:
+        names = [s.name for s in self.scenes]
+        if isinstance(options.get("episode"), Episode):
+            episode = options["episode"]
+            if episode.scene not in names:
+                raise ValueError(f"episode of scene {episode.scene!r}; this env's scenes: {', '.join(names)}")
+            return episode
+        scene = options.get("scene")
+        if scene is None:
+            scene = names[int(self.np_random.integers(len(names)))]
+        elif scene not in names:
+            raise ValueError(f"reset option scene={scene!r} is not one of this env's scenes: {', '.join(names)}")
+        if self.episode_source == "original":
+            episodes = load_original_episodes(scene, self.data_dir)
+            index = options.get("episode_index")
+            if index is None:
+                index = int(self.np_random.integers(len(episodes)))
+            if not 0 <= int(index) < len(episodes):
+                raise ValueError(f"episode_index={index!r} is out of range 0..{len(episodes) - 1} for {scene}")
+            return episodes[int(index)]
+        seed = int(self.np_random.integers(2**63 - 1))
+        return generate_episode(
+            scene, self.split, self.objects_split, np.random.default_rng(seed), data_dir=self.data_dir
+        )
+
+    def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:
+        self.episode = self._pick_episode(options)
+        scene = next(s for s in self.scenes if s.name == self.episode.scene)
+        self.world = World(scene, self.episode, self.annotations, [self.episode.robot_start])
+        self._floor_plan = None
+        self._describe_cache = self._admissible_cache = None
+        self._terminated = False
+        return self._family_info()
+
+    def _family_info(self) -> dict[str, Any]:
+        world = self.world
+        return {"scene": world.scene.name, "steps": world.steps, "commands": world.commands}
+
+    # ----------------------------------------------------------------- commands
+    def parse_command(self, text: str) -> str | None:
+        command = commands.parse(text, self.world.names) if self.world is not None else None
+        return None if command is None else self._canonical(command)
+
+    def _canonical(self, command: Command) -> str:
+        if command.verb == MISSION_COMPLETE:
+            return MISSION_COMPLETE
+        if command.verb == commands.PLACE:
+            return f"place {self.world.name(command.target)} on {self.world.name(command.destination)}"
+        return f"{command.verb} {self.world.name(command.target)}"
+
+    def discrete_commands(self) -> list[str]:
+        return self.admissible_commands()
+
+    def discrete_action_count(self) -> int:
+        return self._action_count
+
+    def admissible_commands(self) -> list[str]:
+        world = self.world
+        if world is None:
+            return []
+        if self._admissible_cache is None or self._admissible_cache[0] != world.version:
+            self._admissible_cache = (world.version, admissible(world, 0))
+        return list(self._admissible_cache[1])
+
+    # ----------------------------------------------------------------- dynamics
+    def _step_world(self, command: Any) -> StepOutcome:
+        world = self.world
+        if command is None:
+            world.steps += 1
+            world.commands += 1
+            return self._outcome(-0.01, False, "")
+        parsed = commands.parse(command, world.names)
+        result = world.execute(0, parsed)
+        reward = command_reward(result)
+        if not world.success_rewarded and world.robots[0].holding == -1 and world.all_correct():
+            world.success_rewarded = True
+            reward += SUCCESS_REWARD
+        self._terminated = parsed.verb == MISSION_COMPLETE
+        return self._outcome(reward, self._terminated, result.feedback, result.success)
+
+    def _outcome(self, reward: float, terminated: bool, feedback: str, succeeded: bool = False) -> StepOutcome:
+        world = self.world
+        truncated = not terminated and (world.steps >= self.max_steps or world.commands >= self.max_commands)
+        info = self._family_info()
+        info["action_succeeded"] = succeeded
+        return StepOutcome(reward=reward, terminated=terminated, truncated=truncated, feedback=feedback, info=info)
+
+    # ----------------------------------------------------------------- views
+    def describe(self) -> str:
+        world = self.world
+        if self._describe_cache is None or self._describe_cache[0] != world.text_version:
+            self._describe_cache = (world.text_version, captioner.describe(world, 0, self.text_style))
+        return self._describe_cache[1]
+
+    def mission(self) -> str:
+        return captioner.MISSION
+
+    def render_image(self) -> np.ndarray:
+        if self._floor_plan is None:
+            self._floor_plan = FloorPlan(self.world)
+        return self._floor_plan.draw(self.world)
+
+    def success(self) -> bool:
+        world = self.world
+        return world.robots[0].holding == -1 and world.all_correct()
+
+    def progression(self) -> float:
+        world = self.world
+        misplaced = world.misplaced_at_start
+        if not misplaced:
+            return 1.0
+        return sum(world.is_correct(i) for i in misplaced) / len(misplaced)
+
+    def episode_metrics(self) -> dict[str, Any]:
+        return episode_metrics(self.world)
+
+    def expert(self) -> HousekeepExpert:
+        return HousekeepExpert(self)
+
+
+def admissible(world: World, robot_id: int) -> list[str]:
+    """The commands that would succeed now for one robot, in a fixed order."""
+    robot = world.robots[robot_id]
+    names = world.object_names
+    result = [f"go to {room.name}" for room in world.rooms]
+    result += [f"go to {world.receptacles[r].name}" for r in robot.known_receptacles]
+    result += [f"go to {names[o]}" for o in robot.known_objects if world.location[o] != -1]
+    near = robot.near
+    if near is not None and near.kind != commands.ROOM:
+        rec = near.index if near.kind == commands.RECEPTACLE else world.location[near.index]
+        if rec != -1:
+            result.append(f"look at {world.receptacles[rec].name}")
+            result += [f"look at {names[o]}" for o in world.objects_on(rec) if robot.is_known_object[o]]
+    looking = robot.looking
+    if looking is not None:
+        if looking.kind == commands.OBJECT and robot.holding == -1 and world.location[looking.index] != -1:
+            result.append(f"pick up {names[looking.index]}")
+        if looking.kind == commands.RECEPTACLE and robot.holding != -1:
+            result.append(f"place {names[robot.holding]} on {world.receptacles[looking.index].name}")
+    result.append(MISSION_COMPLETE)
+    return result

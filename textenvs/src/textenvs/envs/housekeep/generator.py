@@ -1,0 +1,163 @@
+"""Housekeep's episode generator (``build_cos_eor_dataset_v3.py``), on the symbolic scene.
+
+Per episode: 7-10 objects, 3-5 of them misplaced; objects are the split's categories in random order;
+a misplaced object tries the scene's misplace candidates (pairs at least 6 of 10 annotators rank negative,
+neutral pairs at score -5) in an order drawn by softmax over their scores (tau = 3) without replacement,
+a correctly placed one tries its correct pairs best-ranked first; a receptacle takes at most 2 objects;
+every start receptacle and at least one correct receptacle of a misplaced object must be reachable; with
+probability 0.25 the scene's cabinets and shelves are left out of the episode.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from textenvs.envs.housekeep.annotations import Annotations, load_annotations, load_splits
+from textenvs.envs.housekeep.episodes import Episode
+from textenvs.envs.housekeep.scenes import Scene, load_scene
+
+OBJECT_COUNTS = (7, 8, 9, 10)
+MISPLACED_COUNTS = (3, 4, 5)
+SOFTMAX_TAU = 3.0
+MAX_OBJECTS_PER_RECEPTACLE = 2
+RECEPTACLE_DROPOUT = 0.25
+DROPOUT_CATEGORIES = frozenset({"bottom_cabinet", "shelf", "top_cabinet", "bottom_cabinet_no_top"})
+MAX_ATTEMPTS = 100
+
+
+@dataclass(frozen=True)
+class ObjectCandidates:
+    """Where one object category can start in one scene."""
+
+    category: str
+    misplace_pairs: np.ndarray  # annotation pair indices, misplaced or neutral
+    misplace_scores: np.ndarray  # their scores (mean negative rank, or -5)
+    correct_pairs: tuple[int, ...]  # correct pairs, best mean rank first
+    correct_instances: frozenset[int]  # scene receptacle indices where the object is correct
+
+
+@dataclass(frozen=True, eq=False)
+class SceneTables:
+    """Per (scene, object categories): candidates and the receptacle instances of each pair."""
+
+    scene: Scene
+    candidates: tuple[ObjectCandidates, ...]
+    instances: dict[int, tuple[int, ...]]  # pair -> reachable scene receptacle indices it covers
+
+
+def _mean_positive_rank(ranks: np.ndarray) -> float:
+    positive = ranks[ranks > 0]
+    return float(positive.mean())
+
+
+@functools.lru_cache(maxsize=64)
+def scene_tables(scene_name: str, categories: tuple[str, ...], data_dir: str | None = None) -> SceneTables:
+    scene = load_scene(scene_name, data_dir)
+    annotations: Annotations = load_annotations(data_dir)
+    instances: dict[int, list[int]] = {}
+    for index in scene.reachable:
+        for pair in scene.receptacles[index].pairs:
+            instances.setdefault(pair, []).append(index)
+    scene_pairs = sorted(instances)
+    candidates = []
+    for category in categories:
+        column = annotations.object_index[category]
+        correct = [p for p in scene_pairs if annotations.correct[p, column]]
+        misplace = [p for p in scene_pairs if not annotations.correct[p, column]]
+        if not correct or not misplace:
+            continue
+        correct.sort(key=lambda p: _mean_positive_rank(annotations.ranks[p, column]))
+        correct_instances = frozenset(i for p in correct for i in instances[p])
+        candidates.append(
+            ObjectCandidates(
+                category=category,
+                misplace_pairs=np.array(misplace, dtype=np.int64),
+                misplace_scores=np.array([annotations.misplace_score[p, column] for p in misplace]),
+                correct_pairs=tuple(correct),
+                correct_instances=correct_instances,
+            )
+        )
+    return SceneTables(scene=scene, candidates=tuple(candidates), instances={p: tuple(v) for p, v in instances.items()})
+
+
+def _softmax_order(candidate: ObjectCandidates, rng: np.random.Generator) -> np.ndarray:
+    """All misplace pairs in an order drawn by softmax(score / tau) without replacement.
+
+    Sorting Gumbel-perturbed logits draws exactly that order (Plackett-Luce), in one vectorized call.
+    """
+    keys = candidate.misplace_scores / SOFTMAX_TAU + rng.gumbel(size=len(candidate.misplace_scores))
+    return candidate.misplace_pairs[np.argsort(-keys, kind="stable")]
+
+
+def generate_episode(
+    scene_name: str,
+    split: str,
+    objects_split: str,
+    rng: np.random.Generator,
+    episode_id: int = 0,
+    data_dir: str | None = None,
+) -> Episode:
+    """One episode drawn with Housekeep's procedure; all randomness from ``rng``."""
+    categories = load_splits(data_dir).episode_objects(split, objects_split)
+    tables = scene_tables(scene_name, categories, data_dir)
+    for _ in range(MAX_ATTEMPTS):
+        episode = _attempt(tables, rng, episode_id)
+        if episode is not None:
+            return episode
+    raise RuntimeError(f"could not generate a Housekeep episode for scene {scene_name!r} ({split}/{objects_split})")
+
+
+def _attempt(tables: SceneTables, rng: np.random.Generator, episode_id: int) -> Episode | None:
+    scene = tables.scene
+    n_objects = int(rng.choice(OBJECT_COUNTS))
+    n_misplaced = int(rng.choice(MISPLACED_COUNTS))
+    dropout = rng.random() < RECEPTACLE_DROPOUT
+    present = [i for i, r in enumerate(scene.receptacles) if not (dropout and r.category in DROPOUT_CATEGORIES)]
+    present_set = frozenset(present)
+    load: dict[int, int] = {}
+    placed: list[tuple[ObjectCandidates, int]] = []
+    misplaced = 0
+    for index in rng.permutation(len(tables.candidates)):
+        if len(placed) == n_objects and misplaced == n_misplaced:
+            break
+        candidate = tables.candidates[int(index)]
+        reachable_correct = candidate.correct_instances & present_set
+        if not reachable_correct:
+            continue
+        wants_misplaced = misplaced < n_misplaced
+        pairs = _softmax_order(candidate, rng) if wants_misplaced else candidate.correct_pairs
+        start = _first_free(pairs, tables, present_set, load, candidate, wants_misplaced)
+        if start is None:
+            continue
+        load[start] = load.get(start, 0) + 1
+        placed.append((candidate, start))
+        misplaced += wants_misplaced
+    if len(placed) != n_objects or misplaced != n_misplaced:
+        return None
+    position = {scene_index: i for i, scene_index in enumerate(present)}
+    return Episode(
+        scene=scene.name,
+        episode_id=episode_id,
+        receptacles=tuple(scene.receptacles[i].key for i in present),
+        objects=tuple(f"{c.category}_1" for c, _ in placed),
+        categories=tuple(c.category for c, _ in placed),
+        start=tuple(position[s] for _, s in placed),
+        correct=tuple(tuple(position[i] for i in sorted(c.correct_instances & present_set)) for c, _ in placed),
+        robot_start=scene.rooms[int(rng.integers(len(scene.rooms)))].center,
+    )
+
+
+def _first_free(
+    pairs, tables: SceneTables, present: frozenset[int], load: dict[int, int], candidate: ObjectCandidates, misplace
+) -> int | None:
+    for pair in pairs:
+        for instance in tables.instances.get(int(pair), ()):
+            if instance not in present or load.get(instance, 0) >= MAX_OBJECTS_PER_RECEPTACLE:
+                continue
+            if misplace and instance in candidate.correct_instances:
+                continue
+            return instance
+    return None

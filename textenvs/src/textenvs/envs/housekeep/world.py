@@ -1,0 +1,313 @@
+"""The symbolic Housekeep world: rooms, receptacles with floor positions, objects, and one-handed robots
+that discover rooms by visiting them. Commands cost low-level steps derived from the scene geometry."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from textenvs.envs.housekeep.annotations import Annotations
+from textenvs.envs.housekeep.commands import (
+    GO_TO,
+    LOOK_AT,
+    MISSION_COMPLETE,
+    OBJECT,
+    PICK_UP,
+    PLACE,
+    RECEPTACLE,
+    ROOM,
+    Command,
+    Ref,
+    object_name,
+)
+from textenvs.envs.housekeep.episodes import Episode
+from textenvs.envs.housekeep.scenes import Receptacle, Room, Scene
+
+#: Housekeep's agent: 0.25 m per forward step, 10 degrees per turn.
+FORWARD_STEP_M = 0.25
+TURN_STEP_RAD = math.radians(10.0)
+HELD = -1
+
+
+@dataclass
+class Robot:
+    """One robot's body and knowledge."""
+
+    x: float
+    z: float
+    heading: float = 0.0
+    holding: int = HELD
+    near: Ref | None = None
+    looking: Ref | None = None
+    visited: list[bool] = field(default_factory=list)
+    known_receptacles: list[int] = field(default_factory=list)  # discovery order
+    known_objects: list[int] = field(default_factory=list)  # discovery order
+    is_known_receptacle: list[bool] = field(default_factory=list)
+    is_known_object: list[bool] = field(default_factory=list)
+
+
+@dataclass
+class ActionResult:
+    """What one command did; rewards and feedback are derived from it."""
+
+    verb: str
+    success: bool
+    steps: int
+    feedback: str = ""
+    was_correct: bool = False  # pick: the object sat on a correct receptacle; place: placed correctly
+    first_pick: bool = False  # pick: first time this object is picked
+    initially_correct: bool = False
+
+
+class World:
+    """The state of one episode; ``execute(robot, command)`` advances it."""
+
+    def __init__(
+        self, scene: Scene, episode: Episode, annotations: Annotations, robot_starts: list[tuple[float, float]]
+    ):
+        self.scene = scene
+        self.annotations = annotations
+        scene_index = scene.receptacle_index
+        # Receptacles outside every room (a few windows, pictures) can hold nothing and are never correct.
+        kept = [k for k in episode.receptacles if k in scene_index and scene.receptacles[scene_index[k]].room]
+        local = {key: i for i, key in enumerate(kept)}
+        self.receptacles: list[Receptacle] = [scene.receptacles[scene_index[k]] for k in kept]
+        self.rooms: list[Room] = list(scene.rooms)
+        room_of = scene.room_index
+        self.receptacle_room: list[int] = [room_of[r.room] for r in self.receptacles]
+        self.room_receptacles: list[list[int]] = [[] for _ in self.rooms]
+        for i, room in enumerate(self.receptacle_room):
+            self.room_receptacles[room].append(i)
+        self.object_keys = list(episode.objects)
+        self.object_names = [object_name(k) for k in episode.objects]
+        self.categories = list(episode.categories)
+        self.category_columns = [annotations.object_index[c] for c in episode.categories]
+        self.location: list[int] = [local[episode.receptacles[s]] for s in episode.start]
+        self.correct: list[frozenset[int]] = [
+            frozenset(local[episode.receptacles[c]] for c in cs if episode.receptacles[c] in local)
+            for cs in episode.correct
+        ]
+        self.start_location = list(self.location)
+        self.initially_correct = [self.location[i] in self.correct[i] for i in range(len(self.location))]
+        self.misplaced_at_start = [i for i, ok in enumerate(self.initially_correct) if not ok]
+        self.names: dict[str, Ref] = {}
+        for i, room in enumerate(self.rooms):
+            self.names[room.name] = Ref(ROOM, i)
+        for i, rec in enumerate(self.receptacles):
+            self.names[rec.name] = Ref(RECEPTACLE, i)
+        for i, name in enumerate(self.object_names):
+            self.names[name] = Ref(OBJECT, i)
+        self.robots = [self._new_robot(x, z) for x, z in robot_starts]
+        # Bookkeeping for rewards and metrics.
+        self.picks = [0] * len(self.object_keys)
+        self.places = [0] * len(self.object_keys)
+        self.seen_objects = [False] * len(self.object_keys)
+        self.steps = 0
+        self.commands = 0
+        self.version = 0  # bumps on every state change (admissible commands)
+        self.text_version = 0  # bumps when a text view may change
+        self.success_rewarded = False
+
+    def _new_robot(self, x: float, z: float) -> Robot:
+        return Robot(
+            x=x,
+            z=z,
+            visited=[False] * len(self.rooms),
+            is_known_receptacle=[False] * len(self.receptacles),
+            is_known_object=[False] * len(self.object_keys),
+        )
+
+    # ------------------------------------------------------------------ queries
+    def name(self, ref: Ref) -> str:
+        if ref.kind == ROOM:
+            return self.rooms[ref.index].name
+        if ref.kind == RECEPTACLE:
+            return self.receptacles[ref.index].name
+        return self.object_names[ref.index]
+
+    def is_correct(self, obj: int) -> bool:
+        return self.location[obj] in self.correct[obj]
+
+    def all_correct(self) -> bool:
+        return all(loc in ok for loc, ok in zip(self.location, self.correct, strict=True))
+
+    def holder(self, obj: int) -> int | None:
+        return next((i for i, r in enumerate(self.robots) if r.holding == obj), None)
+
+    def objects_on(self, receptacle: int) -> list[int]:
+        return [i for i, loc in enumerate(self.location) if loc == receptacle]
+
+    def position_of(self, ref: Ref) -> tuple[float, float] | None:
+        if ref.kind == ROOM:
+            return self.rooms[ref.index].center
+        if ref.kind == RECEPTACLE:
+            return self.receptacles[ref.index].position
+        location = self.location[ref.index]
+        return None if location == HELD else self.receptacles[location].position
+
+    def is_near(self, robot: Robot, ref: Ref) -> bool:
+        """Whether ``ref`` is within reach: the robot went to it, to its receptacle, or to an object on it."""
+        near = robot.near
+        if near is None:
+            return False
+        if near == ref:
+            return True
+        if ref.kind == OBJECT and near.kind == RECEPTACLE:
+            return self.location[ref.index] == near.index
+        if ref.kind == RECEPTACLE and near.kind == OBJECT:
+            return self.location[near.index] == ref.index
+        if ref.kind == OBJECT and near.kind == OBJECT:
+            location = self.location[ref.index]
+            return location != HELD and location == self.location[near.index]
+        return False
+
+    # ------------------------------------------------------------------ knowledge
+    def visit_room(self, robot: Robot, room: int) -> None:
+        if not robot.visited[room]:
+            robot.visited[room] = True
+            self.text_version += 1
+        for rec in self.room_receptacles[room]:
+            self.discover_receptacle(robot, rec)
+
+    def discover_receptacle(self, robot: Robot, rec: int) -> None:
+        if not robot.is_known_receptacle[rec]:
+            robot.is_known_receptacle[rec] = True
+            robot.known_receptacles.append(rec)
+            self.text_version += 1
+        for obj, location in enumerate(self.location):
+            if location == rec:
+                self.discover_object(robot, obj)
+
+    def discover_object(self, robot: Robot, obj: int) -> None:
+        self.seen_objects[obj] = True
+        if not robot.is_known_object[obj]:
+            robot.is_known_object[obj] = True
+            robot.known_objects.append(obj)
+            self.text_version += 1
+
+    def is_known(self, robot: Robot, ref: Ref) -> bool:
+        if ref.kind == ROOM:
+            return True
+        if ref.kind == RECEPTACLE:
+            return robot.is_known_receptacle[ref.index]
+        return robot.is_known_object[ref.index]
+
+    # ------------------------------------------------------------------ actions
+    def travel_steps(self, robot: Robot, x: float, z: float) -> int:
+        """Low-level steps to turn toward (x, z) in 10-degree turns and walk there in 0.25 m steps."""
+        dx, dz = x - robot.x, z - robot.z
+        distance = math.hypot(dx, dz)
+        if distance < 1e-9:
+            return 1
+        turn = abs((math.atan2(dz, dx) - robot.heading + math.pi) % (2 * math.pi) - math.pi)
+        return max(1, math.ceil(turn / TURN_STEP_RAD - 1e-9) + math.ceil(distance / FORWARD_STEP_M - 1e-9))
+
+    def execute(self, robot_id: int, command: Command) -> ActionResult:
+        robot = self.robots[robot_id]
+        if command.verb == GO_TO:
+            result = self._go_to(robot, command.target)
+        elif command.verb == LOOK_AT:
+            result = self._look_at(robot, command.target)
+        elif command.verb == PICK_UP:
+            result = self._pick_up(robot, command.target)
+        elif command.verb == PLACE:
+            result = self._place(robot, command.target, command.destination)
+        else:
+            result = ActionResult(MISSION_COMPLETE, True, 1, "Mission complete.")
+        self.steps += result.steps
+        self.commands += 1
+        self.version += 1
+        return result
+
+    def _unknown(self, verb: str, robot: Robot, ref: Ref) -> ActionResult | None:
+        if self.is_known(robot, ref):
+            return None
+        where = "" if ref.kind == ROOM else " Visit rooms to find receptacles and objects."
+        return ActionResult(verb, False, 1, f"You have not found {self.name(ref)} yet.{where}")
+
+    def _go_to(self, robot: Robot, target: Ref) -> ActionResult:
+        failure = self._unknown(GO_TO, robot, target)
+        if failure:
+            return failure
+        position = self.position_of(target)
+        if position is None:
+            holder = self.holder(target.index)
+            who = "you are" if self.robots[holder] is robot else f"robot {holder} is"
+            return ActionResult(GO_TO, False, 1, f"You cannot go to {self.name(target)}: {who} holding it.")
+        steps = self.travel_steps(robot, *position)
+        if abs(position[0] - robot.x) + abs(position[1] - robot.z) > 1e-9:
+            robot.heading = math.atan2(position[1] - robot.z, position[0] - robot.x)
+        robot.x, robot.z = position
+        robot.near, robot.looking = target, None
+        if target.kind == ROOM:
+            self.visit_room(robot, target.index)
+        elif target.kind == RECEPTACLE:
+            self.discover_receptacle(robot, target.index)
+        else:
+            self.discover_receptacle(robot, self.location[target.index])
+        return ActionResult(GO_TO, True, steps, f"You went to {self.name(target)}.")
+
+    def _look_at(self, robot: Robot, target: Ref) -> ActionResult:
+        failure = self._unknown(LOOK_AT, robot, target)
+        if failure:
+            return failure
+        if not self.is_near(robot, target):
+            return ActionResult(LOOK_AT, False, 1, f"{self.name(target)} is not near you; go to it first.")
+        robot.looking = target
+        return ActionResult(LOOK_AT, True, 1, f"You are looking at {self.name(target)}.")
+
+    def _pick_up(self, robot: Robot, target: Ref) -> ActionResult:
+        name = self.name(target)
+        failure = self._unknown(PICK_UP, robot, target)
+        if failure:
+            return failure
+        obj = target.index
+        if robot.holding != HELD:
+            return ActionResult(
+                PICK_UP, False, 1, f"You cannot pick up {name}: your hand holds {self.object_names[robot.holding]}."
+            )
+        if self.location[obj] == HELD:
+            return ActionResult(PICK_UP, False, 1, f"You cannot pick up {name}: another robot holds it.")
+        if robot.looking != target or not self.is_near(robot, target):
+            return ActionResult(PICK_UP, False, 1, f"You cannot pick up {name}: go to it and look at it first.")
+        was_correct = self.is_correct(obj)
+        self.location[obj] = HELD
+        robot.holding = obj
+        robot.looking = None
+        self.picks[obj] += 1
+        self.text_version += 1
+        return ActionResult(
+            PICK_UP,
+            True,
+            1,
+            f"You picked up {name}.",
+            was_correct=was_correct,
+            first_pick=self.picks[obj] == 1,
+            initially_correct=self.initially_correct[obj],
+        )
+
+    def _place(self, robot: Robot, held: Ref, destination: Ref) -> ActionResult:
+        obj_name, rec_name = self.name(held), self.name(destination)
+        if robot.holding != held.index:
+            return ActionResult(PLACE, False, 1, f"You cannot place {obj_name}: you are not holding it.")
+        failure = self._unknown(PLACE, robot, destination)
+        if failure:
+            return failure
+        if robot.looking != destination or not self.is_near(robot, destination):
+            return ActionResult(
+                PLACE, False, 1, f"You cannot place {obj_name} on {rec_name}: go to it and look at it first."
+            )
+        obj = held.index
+        self.location[obj] = destination.index
+        robot.holding = HELD
+        self.places[obj] += 1
+        self.text_version += 1
+        return ActionResult(
+            PLACE,
+            True,
+            1,
+            f"You placed {obj_name} on {rec_name}.",
+            was_correct=self.is_correct(obj),
+            first_pick=self.picks[obj] == 1,
+            initially_correct=self.initially_correct[obj],
+        )
