@@ -5,6 +5,7 @@ import math
 import pytest
 import torch
 
+from tests.textagents.reference import hand_scores
 from textagents.llm.transformers_backend import TransformersBackend, ValueHead
 
 CONTEXTS = [
@@ -13,27 +14,6 @@ CONTEXTS = [
     "Possible action of the agent: turn left, turn right",
 ]
 CANDIDATES = [[" turn left", " go forward", " pick up"], [" go right", " wait"], [" toggle", " drop", " go", " x"]]
-
-
-def hand_scores(backend: TransformersBackend, context: str, candidate: str, legacy: bool = False) -> float:
-    """Sum over the candidate's tokens of log p(token | everything before), from one plain forward pass."""
-    context_ids = backend.tokenizer(context)["input_ids"]
-    candidate_ids = backend.tokenizer(candidate, add_special_tokens=False)["input_ids"]
-    with torch.no_grad():
-        if backend.seq2seq:
-            start = backend.model.config.decoder_start_token_id
-            logits = backend.model(
-                input_ids=torch.tensor([context_ids]), decoder_input_ids=torch.tensor([[start, *candidate_ids[:-1]]])
-            ).logits[0]
-            predicting = list(range(len(candidate_ids)))
-        else:
-            logits = backend.model(input_ids=torch.tensor([context_ids + candidate_ids])).logits[0]
-            predicting = [len(context_ids) - 1 + i for i in range(len(candidate_ids))]
-    total = 0.0
-    for step, token in zip(predicting, candidate_ids, strict=True):
-        row = logits[step].double()
-        total += float(row[token]) if legacy else float(row[token] - torch.logsumexp(row, dim=0))
-    return total
 
 
 @pytest.mark.parametrize("kind", ["causal", "seq2seq"])

@@ -86,13 +86,20 @@ class CachedBackend:
         settings = Sampling.of(**sampling)
         if not self._cacheable(settings):
             return self.backend.generate(prompts, **sampling)
-        return [
-            self._cached(
-                {"kind": "generate", "prompt": p, **settings.as_dict()},
-                lambda p=p: self.backend.generate([p], **sampling)[0],
-            )
+        keys = [
+            self.cache.key({"model": self.model_name, "kind": "generate", "prompt": p, **settings.as_dict()})
             for p in prompts
         ]
+        found = [self.cache.get(k) for k in keys]
+        for value in found:
+            if value is not None:
+                self.usage.hit()
+        missing = [i for i, value in enumerate(found) if value is None]
+        if missing:  # one batched call for every prompt not seen before
+            for i, text in zip(missing, self.backend.generate([prompts[i] for i in missing], **sampling), strict=True):
+                self.cache.put(keys[i], text)
+                found[i] = text
+        return found
 
     def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
         settings = Sampling.of(**sampling)

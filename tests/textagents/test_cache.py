@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import multiprocessing
+
+from textagents.llm import CachedBackend, ResponseCache, TokenUsage
+
+
+def _write_many(path: str, worker: int) -> None:
+    cache = ResponseCache(path)
+    for i in range(100):
+        cache.put(cache.key({"worker": worker, "i": i}), {"text": f"{worker}-{i}"})
+        cache.put(cache.key({"shared": i}), {"text": f"shared-{i}"})
+
+
+def test_concurrent_writers_from_several_processes(tmp_path):
+    path = str(tmp_path / "cache.sqlite")
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_write_many, args=(path, w)) for w in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert [w.exitcode for w in workers] == [0, 0, 0]
+    cache = ResponseCache(path)
+    assert len(cache) == 3 * 100 + 100
+    assert cache.get(cache.key({"worker": 2, "i": 99})) == {"text": "2-99"}
+    assert cache.get(cache.key({"missing": True})) is None
+
+
+class CountingBackend:
+    model_name = "counting"
+
+    def __init__(self):
+        self.usage = TokenUsage()
+        self.calls = 0
+
+    def generate(self, prompts, **sampling):
+        self.calls += 1
+        return [f"{p}!{self.calls}" for p in prompts]
+
+    def chat(self, messages, **sampling):
+        self.calls += 1
+        return f"reply {self.calls}"
+
+    def score(self, contexts, candidates):
+        self.calls += 1
+        return [[-float(len(c)) for c in options] for options in candidates]
+
+
+def test_cached_backend_replays_deterministic_requests_across_instances(tmp_path):
+    inner = CountingBackend()
+    backend = CachedBackend(inner, ResponseCache(tmp_path / "c.sqlite"))
+    first = backend.generate(["a", "b"], max_tokens=4)
+    assert backend.generate(["a", "b"], max_tokens=4) == first
+    assert backend.generate(["a"], max_tokens=5) != [first[0]]  # other settings, other entry
+    assert backend.chat([{"role": "user", "content": "hi"}]) == backend.chat([{"role": "user", "content": "hi"}])
+    assert backend.score(["ctx"], [[" x", " yy"]]) == [[-2.0, -3.0]]
+    backend.score(["ctx"], [[" x", " yy"]])
+    assert inner.calls == 4 and inner.usage.cache_hits == 4
+    reopened = CachedBackend(CountingBackend(), ResponseCache(tmp_path / "c.sqlite"))
+    assert reopened.generate(["a", "b"], max_tokens=4) == first
+
+
+def test_sampled_requests_are_not_cached_unless_asked(tmp_path):
+    inner = CountingBackend()
+    backend = CachedBackend(inner, ResponseCache(tmp_path / "c.sqlite"))
+    assert backend.generate(["a"], temperature=1.0) != backend.generate(["a"], temperature=1.0)
+    assert backend.generate(["a"], temperature=1.0, seed=1) == backend.generate(["a"], temperature=1.0, seed=1)
+    sampled = CachedBackend(inner, ResponseCache(tmp_path / "c.sqlite"), cache_sampled=True)
+    assert sampled.generate(["z"], temperature=1.0) == sampled.generate(["z"], temperature=1.0)
