@@ -6,21 +6,17 @@ from typing import Any
 
 import numpy as np
 
-from textenvs.core.spaces import check_choice
 from textenvs.core.text_env import StepOutcome, TextEnv
 from textenvs.envs.housekeep import captioner, commands
-from textenvs.envs.housekeep.annotations import OBJECT_SPLITS, SPLITS, load_annotations, load_splits
 from textenvs.envs.housekeep.commands import MISSION_COMPLETE, Command
-from textenvs.envs.housekeep.episodes import Episode, load_original_episodes, scenes_with_original_episodes
+from textenvs.envs.housekeep.config import HousekeepConfig
+from textenvs.envs.housekeep.episodes import Episode
 from textenvs.envs.housekeep.expert import HousekeepExpert
-from textenvs.envs.housekeep.generator import OBJECT_COUNTS, generate_episode
 from textenvs.envs.housekeep.metrics import episode_metrics
 from textenvs.envs.housekeep.renderer import IMAGE_SIZE, FloorPlan
-from textenvs.envs.housekeep.reward import SUCCESS_REWARD, command_reward
-from textenvs.envs.housekeep.scenes import load_scene
+from textenvs.envs.housekeep.reward import command_reward, success_bonus
 from textenvs.envs.housekeep.world import World
 
-EPISODE_SOURCES = ("generated", "original")
 MAX_LOW_LEVEL_STEPS = 1000
 MAX_COMMANDS = 150
 
@@ -86,27 +82,15 @@ class HousekeepTextEnv(TextEnv):
         action_mode: str = "text",
         render_mode: str | None = None,
     ):
-        self.split = check_choice("split", split, SPLITS)
-        self.episode_source = check_choice("episode_source", episode_source, EPISODE_SOURCES)
-        self.objects_split = check_choice("objects_split", objects_split, OBJECT_SPLITS)
-        self.text_style = check_choice("text_style", text_style, captioner.TEXT_STYLES)
+        self.config = HousekeepConfig.create(scenes, split, episode_source, objects_split, text_style, data_dir)
+        self.split, self.episode_source, self.objects_split = split, episode_source, objects_split
+        self.text_style, self.data_dir = text_style, self.config.data_dir
+        self.annotations = self.config.annotations
+        self.scenes = self.config.scenes
         self.max_steps = int(max_steps)
         self.max_commands = int(max_commands)
-        self.data_dir = None if data_dir is None else str(data_dir)
-        self.annotations = load_annotations(self.data_dir)
-        if scenes is None:
-            scenes = load_splits(self.data_dir).scenes[split]
-            if episode_source == "original":
-                scenes = [s for s in scenes if s in scenes_with_original_episodes()]
-        if isinstance(scenes, str) or not scenes:
-            raise ValueError(f"scenes must be a non-empty list of scene names, got {scenes!r}")
-        self.scenes = tuple(load_scene(name, self.data_dir) for name in scenes)
-        if episode_source == "original":
-            for scene in self.scenes:
-                load_original_episodes(scene.name, self.data_dir)  # fail now, naming the scenes that have files
-        longest_object = max(len(o) for o in self.annotations.objects) + 3
-        text_bound = max(captioner.text_length_bound(s, max(OBJECT_COUNTS), longest_object) for s in self.scenes)
-        self._action_count = max(len(s.rooms) + 2 * len(s.reachable) for s in self.scenes) + 2 * max(OBJECT_COUNTS) + 4
+        self._action_count = self.config.admissible_bound()
+        text_bound = self.config.text_bound()
         super().__init__(
             vocabulary=None,
             text_max_length=text_bound,
@@ -123,34 +107,9 @@ class HousekeepTextEnv(TextEnv):
         self._terminated = False
 
     # ----------------------------------------------------------------- episodes
-    def _pick_episode(self, options: dict[str, Any]) -> Episode:
-        names = [s.name for s in self.scenes]
-        if isinstance(options.get("episode"), Episode):
-            episode = options["episode"]
-            if episode.scene not in names:
-                raise ValueError(f"episode of scene {episode.scene!r}; this env's scenes: {', '.join(names)}")
-            return episode
-        scene = options.get("scene")
-        if scene is None:
-            scene = names[int(self.np_random.integers(len(names)))]
-        elif scene not in names:
-            raise ValueError(f"reset option scene={scene!r} is not one of this env's scenes: {', '.join(names)}")
-        if self.episode_source == "original":
-            episodes = load_original_episodes(scene, self.data_dir)
-            index = options.get("episode_index")
-            if index is None:
-                index = int(self.np_random.integers(len(episodes)))
-            if not 0 <= int(index) < len(episodes):
-                raise ValueError(f"episode_index={index!r} is out of range 0..{len(episodes) - 1} for {scene}")
-            return episodes[int(index)]
-        seed = int(self.np_random.integers(2**63 - 1))
-        return generate_episode(
-            scene, self.split, self.objects_split, np.random.default_rng(seed), data_dir=self.data_dir
-        )
-
     def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:
-        self.episode = self._pick_episode(options)
-        scene = next(s for s in self.scenes if s.name == self.episode.scene)
+        self.episode = self.config.choose_episode(self.np_random, options)
+        scene = self.config.scene(self.episode.scene)
         self.world = World(scene, self.episode, self.annotations, [self.episode.robot_start])
         self._floor_plan = None
         self._describe_cache = self._admissible_cache = None
@@ -184,7 +143,7 @@ class HousekeepTextEnv(TextEnv):
         if world is None:
             return []
         if self._admissible_cache is None or self._admissible_cache[0] != world.version:
-            self._admissible_cache = (world.version, admissible(world, 0))
+            self._admissible_cache = (world.version, world.admissible_commands(0))
         return list(self._admissible_cache[1])
 
     # ----------------------------------------------------------------- dynamics
@@ -196,10 +155,7 @@ class HousekeepTextEnv(TextEnv):
             return self._outcome(-0.01, False, "")
         parsed = commands.parse(command, world.names)
         result = world.execute(0, parsed)
-        reward = command_reward(result)
-        if not world.success_rewarded and world.robots[0].holding == -1 and world.all_correct():
-            world.success_rewarded = True
-            reward += SUCCESS_REWARD
+        reward = command_reward(result) + success_bonus(world)
         self._terminated = parsed.verb == MISSION_COMPLETE
         return self._outcome(reward, self._terminated, result.feedback, result.success)
 
@@ -241,26 +197,3 @@ class HousekeepTextEnv(TextEnv):
 
     def expert(self) -> HousekeepExpert:
         return HousekeepExpert(self)
-
-
-def admissible(world: World, robot_id: int) -> list[str]:
-    """The commands that would succeed now for one robot, in a fixed order."""
-    robot = world.robots[robot_id]
-    names = world.object_names
-    result = [f"go to {room.name}" for room in world.rooms]
-    result += [f"go to {world.receptacles[r].name}" for r in robot.known_receptacles]
-    result += [f"go to {names[o]}" for o in robot.known_objects if world.location[o] != -1]
-    near = robot.near
-    if near is not None and near.kind != commands.ROOM:
-        rec = near.index if near.kind == commands.RECEPTACLE else world.location[near.index]
-        if rec != -1:
-            result.append(f"look at {world.receptacles[rec].name}")
-            result += [f"look at {names[o]}" for o in world.objects_on(rec) if robot.is_known_object[o]]
-    looking = robot.looking
-    if looking is not None:
-        if looking.kind == commands.OBJECT and robot.holding == -1 and world.location[looking.index] != -1:
-            result.append(f"pick up {names[looking.index]}")
-        if looking.kind == commands.RECEPTACLE and robot.holding != -1:
-            result.append(f"place {names[robot.holding]} on {world.receptacles[looking.index].name}")
-    result.append(MISSION_COMPLETE)
-    return result

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textenvs.envs.housekeep.commands import PICK_UP, PLACE
-from textenvs.envs.housekeep.world import ActionResult
+from textenvs.envs.housekeep.world import HELD, ActionResult, World
 
 STEP_PENALTY = -0.01  # per low-level step
 PICK_REWARD = 2.5  # first pick of an object that is not on a correct receptacle
@@ -28,3 +28,11 @@ def command_reward(result: ActionResult) -> float:
     if not result.was_correct:
         return reward + PLACE_WRONG_PENALTY
     return reward + (PLACE_REWARD if result.first_pick and not result.initially_correct else 0.0)
+
+
+def success_bonus(world: World) -> float:
+    """``SUCCESS_REWARD`` the first time every object is correct with every hand empty, else 0."""
+    if world.success_rewarded or any(r.holding != HELD for r in world.robots) or not world.all_correct():
+        return 0.0
+    world.success_rewarded = True
+    return SUCCESS_REWARD

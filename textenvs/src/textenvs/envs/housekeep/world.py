@@ -161,6 +161,28 @@ class World:
             return location != HELD and location == self.location[near.index]
         return False
 
+    def admissible_commands(self, robot_id: int) -> list[str]:
+        """The commands that would succeed now for one robot, in a fixed order."""
+        robot = self.robots[robot_id]
+        names = self.object_names
+        result = [f"go to {room.name}" for room in self.rooms]
+        result += [f"go to {self.receptacles[r].name}" for r in robot.known_receptacles]
+        result += [f"go to {names[o]}" for o in robot.known_objects if self.location[o] != HELD]
+        near = robot.near
+        if near is not None and near.kind != ROOM:
+            rec = near.index if near.kind == RECEPTACLE else self.location[near.index]
+            if rec != HELD:
+                result.append(f"look at {self.receptacles[rec].name}")
+                result += [f"look at {names[o]}" for o in self.objects_on(rec) if robot.is_known_object[o]]
+        looking = robot.looking
+        if looking is not None:
+            if looking.kind == OBJECT and robot.holding == HELD and self.location[looking.index] != HELD:
+                result.append(f"pick up {names[looking.index]}")
+            if looking.kind == RECEPTACLE and robot.holding != HELD:
+                result.append(f"place {names[robot.holding]} on {self.receptacles[looking.index].name}")
+        result.append(MISSION_COMPLETE)
+        return result
+
     # ------------------------------------------------------------------ knowledge
     def visit_room(self, robot: Robot, room: int) -> None:
         if not robot.visited[room]:

@@ -1,0 +1,73 @@
+"""The multi-robot ParallelEnv: PettingZoo's API test, per-robot state, deterministic conflicts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("pettingzoo", reason="needs the multiagent extra: pip install 'textenvs[multiagent]'")
+
+from pettingzoo.test import parallel_api_test
+
+from textenvs.envs.housekeep.multi_robot import HousekeepMultiRobotEnv
+from textenvs.envs.housekeep.world import HELD
+
+
+@pytest.mark.parametrize("n_robots", [1, 2, 3])
+def test_parallel_api(n_robots):
+    parallel_api_test(HousekeepMultiRobotEnv(n_robots=n_robots), num_cycles=200)
+
+
+def test_import_textenvs_does_not_import_pettingzoo():
+    code = "import sys, textenvs; print('pettingzoo' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def _to_first_misplaced(env):
+    world = env.world
+    obj = world.misplaced_at_start[0]
+    room = world.rooms[world.receptacle_room[world.location[obj]]].name
+    name = world.object_names[obj]
+    for command in (f"go to {room}", f"go to {name}", f"look at {name}"):
+        env.step({agent: command for agent in env.agents})
+    return obj, name
+
+
+def test_simultaneous_picks_go_to_the_lower_numbered_robot():
+    env = HousekeepMultiRobotEnv(n_robots=2, scenes=["Pomaria_2_int"])
+    env.reset(seed=3)
+    obj, name = _to_first_misplaced(env)
+    _, rewards, _, _, infos = env.step({"robot_0": f"pick up {name}", "robot_1": f"pick up {name}"})
+    assert env.world.robots[0].holding == obj and env.world.robots[1].holding == HELD
+    assert rewards["robot_0"] == pytest.approx(2.49) and rewards["robot_1"] == pytest.approx(-0.21)
+    assert "another robot holds it" in infos["robot_1"]["feedback"]
+    assert f"go to {name}" not in infos["robot_1"]["admissible_commands"]
+
+
+def test_each_robot_has_its_own_discoveries_and_hand():
+    env = HousekeepMultiRobotEnv(n_robots=2, scenes=["Pomaria_2_int"])
+    observations, _ = env.reset(seed=0)
+    observations, *_ = env.step({"robot_0": "go to bedroom 0", "robot_1": "go to bathroom 0"})
+    assert "In bedroom 0, found receptacles" in observations["robot_0"]["text"]
+    assert "In bedroom 0, no receptacles found yet" in observations["robot_1"]["text"]
+    assert "In bathroom 0, found receptacles" in observations["robot_1"]["text"]
+
+
+def test_two_robots_finish_with_the_demonstrator_and_the_active_ones_share_the_bonus():
+    from textenvs.envs.housekeep.expert import next_command
+
+    env = HousekeepMultiRobotEnv(n_robots=2)
+    env.reset(seed=7)
+    bonus_paid = {}
+    last_metrics = None
+    while env.agents:
+        actions = {a: next_command(env.world, env.possible_agents.index(a)) for a in env.agents}
+        paid_before = env.world.success_rewarded
+        _, rewards, _, _, infos = env.step(actions)
+        if env.world.success_rewarded and not paid_before:
+            bonus_paid = {agent: reward >= 2.5 - 0.3 for agent, reward in rewards.items()}
+        last_metrics = next((i["episode_metrics"] for i in infos.values() if "episode_metrics" in i), last_metrics)
+    assert last_metrics["episode_success"] and last_metrics["success_rate"] == 1.0
+    assert bonus_paid and all(bonus_paid.values())  # every robot still acting got the bonus

@@ -1,0 +1,72 @@
+"""The arguments shared by the single- and multi-robot envs, checked once, and what follows from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from textenvs.core.spaces import check_choice
+from textenvs.envs.housekeep import captioner
+from textenvs.envs.housekeep.annotations import OBJECT_SPLITS, SPLITS, Annotations, load_annotations, load_splits
+from textenvs.envs.housekeep.episodes import Episode, load_original_episodes, scenes_with_original_episodes
+from textenvs.envs.housekeep.generator import OBJECT_COUNTS
+from textenvs.envs.housekeep.sampling import EPISODE_SOURCES, choose_episode
+from textenvs.envs.housekeep.scenes import Scene, load_scene
+
+
+@dataclass(frozen=True, eq=False)
+class HousekeepConfig:
+    scenes: tuple[Scene, ...]
+    split: str
+    episode_source: str
+    objects_split: str
+    text_style: str
+    annotations: Annotations
+    data_dir: str | None
+
+    @classmethod
+    def create(
+        cls,
+        scenes: list[str] | tuple[str, ...] | None,
+        split: str,
+        episode_source: str,
+        objects_split: str,
+        text_style: str,
+        data_dir: str | None,
+    ) -> HousekeepConfig:
+        """Check every argument; bad ones raise naming the valid values."""
+        check_choice("split", split, SPLITS)
+        check_choice("episode_source", episode_source, EPISODE_SOURCES)
+        check_choice("objects_split", objects_split, OBJECT_SPLITS)
+        check_choice("text_style", text_style, captioner.TEXT_STYLES)
+        data_dir = None if data_dir is None else str(data_dir)
+        if scenes is None:
+            scenes = load_splits(data_dir).scenes[split]
+            if episode_source == "original":
+                scenes = [s for s in scenes if s in scenes_with_original_episodes()]
+        if isinstance(scenes, str) or not scenes:
+            raise ValueError(f"scenes must be a non-empty list of scene names, got {scenes!r}")
+        loaded = tuple(load_scene(name, data_dir) for name in scenes)
+        if episode_source == "original":
+            for scene in loaded:
+                load_original_episodes(scene.name, data_dir)  # fails now, naming the scenes that have files
+        return cls(loaded, split, episode_source, objects_split, text_style, load_annotations(data_dir), data_dir)
+
+    def text_bound(self) -> int:
+        """The longest text view any of the scenes can produce."""
+        longest_object = max(len(o) for o in self.annotations.objects) + 3
+        return max(captioner.text_length_bound(s, max(OBJECT_COUNTS), longest_object) for s in self.scenes)
+
+    def admissible_bound(self) -> int:
+        """More than the number of commands ever admissible at once (the discrete action count)."""
+        most_places = max(len(s.rooms) + 2 * len(s.reachable) for s in self.scenes)
+        return most_places + 2 * max(OBJECT_COUNTS) + 4
+
+    def choose_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> Episode:
+        names = tuple(s.name for s in self.scenes)
+        return choose_episode(names, self.episode_source, self.split, self.objects_split, rng, options, self.data_dir)
+
+    def scene(self, name: str) -> Scene:
+        return next(s for s in self.scenes if s.name == name)

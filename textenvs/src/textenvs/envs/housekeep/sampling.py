@@ -1,0 +1,45 @@
+"""Choosing an episode at reset: a given one, one of a scene's original file, or a generated one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from textenvs.envs.housekeep.episodes import Episode, load_original_episodes
+from textenvs.envs.housekeep.generator import generate_episode
+
+EPISODE_SOURCES = ("generated", "original")
+
+
+def choose_episode(
+    scenes: tuple[str, ...],
+    source: str,
+    split: str,
+    objects_split: str,
+    rng: np.random.Generator,
+    options: dict[str, Any],
+    data_dir: str | None = None,
+) -> Episode:
+    """The episode for a reset; ``options`` may name ``episode`` (an ``Episode``), ``scene`` and
+    ``episode_index`` (an index into the scene's original file)."""
+    given = options.get("episode")
+    if isinstance(given, Episode):
+        if given.scene not in scenes:
+            raise ValueError(f"episode of scene {given.scene!r}; this env's scenes: {', '.join(scenes)}")
+        return given
+    scene = options.get("scene")
+    if scene is None:
+        scene = scenes[int(rng.integers(len(scenes)))]
+    elif scene not in scenes:
+        raise ValueError(f"reset option scene={scene!r} is not one of this env's scenes: {', '.join(scenes)}")
+    if source == "original":
+        episodes = load_original_episodes(scene, data_dir)
+        index = options.get("episode_index")
+        if index is None:
+            index = int(rng.integers(len(episodes)))
+        if not 0 <= int(index) < len(episodes):
+            raise ValueError(f"episode_index={index!r} is out of range 0..{len(episodes) - 1} for {scene}")
+        return episodes[int(index)]
+    seed = int(rng.integers(2**63 - 1))
+    return generate_episode(scene, split, objects_split, np.random.default_rng(seed), data_dir=data_dir)
