@@ -1,0 +1,113 @@
+"""GLAM's BabyAI-Text captioner (``gen_graph``, English), rewritten from its described behaviour.
+
+The caption of a state is a list of sentences built from the agent's egocentric view (minigrid's
+``gen_obs_grid`` encoded with its visibility mask), in this order:
+
+1. ``"You carry a {color} {type}"`` when the agent carries an object;
+2. walls straight ahead, then to the left, then to the right: ``"You see a wall {n} step(s) forward"``,
+   only when no object stands between the agent and the wall (unseen and empty cells are skipped);
+3. every visible cell holding something other than unseen/empty/wall, column by column (left to
+   right), each column top to bottom: ``"You see a {color} {type} {dx} step(s) left|right and {dy}
+   step(s) forward"``, dropping an axis whose offset is 0; doors read ``"You see a {open|closed|locked}
+   {color} door ..."`` (GLAM writes "a open" too).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT, OBJECT_TO_IDX
+
+_UNSEEN = OBJECT_TO_IDX["unseen"]
+_EMPTY = OBJECT_TO_IDX["empty"]
+_WALL = OBJECT_TO_IDX["wall"]
+_DOOR = OBJECT_TO_IDX["door"]
+_DOOR_STATES = {0: "open", 1: "closed", 2: "locked"}
+
+
+def caption(env: Any) -> list[str]:
+    """GLAM's descriptions of the current state of a minigrid env (or of a BabyAI-Text env's level)."""
+    env = env.unwrapped
+    env = getattr(env, "level", env)
+    grid, vis_mask = env.gen_obs_grid()
+    return caption_view(grid.encode(vis_mask), env.carrying)
+
+
+def caption_view(view: np.ndarray, carrying: Any = None) -> list[str]:
+    """GLAM's descriptions of an encoded egocentric view (``(size, size, 3)``, agent at bottom centre).
+
+    ``view`` is what minigrid's ``gen_obs()["image"]`` holds; ``carrying`` is the carried ``WorldObj``.
+    """
+    cells = view.tolist()
+    size = len(cells)
+    agent_x, agent_y = size // 2, size - 1
+    descriptions = [f"You carry a {carrying.color} {carrying.type}"] if carrying is not None else []
+    ahead = _wall_distance([cells[agent_x][j][0] for j in range(agent_y - 1, -1, -1)])
+    if ahead:
+        descriptions.append(_wall_sentence(ahead, "forward"))
+    left = _wall_distance([cells[i][agent_y][0] for i in range(agent_x - 1, -1, -1)])
+    if left:
+        descriptions.append(_wall_sentence(left, "left"))
+    right = _wall_distance([cells[i][agent_y][0] for i in range(agent_x + 1, size)])
+    if right:
+        descriptions.append(_wall_sentence(right, "right"))
+    for i, column in enumerate(cells):
+        for j, (kind, color, state) in enumerate(column):
+            if kind > _WALL and (i != agent_x or j != agent_y):
+                descriptions.append(_object_sentence(kind, color, state, i - agent_x, agent_y - j))
+    return descriptions
+
+
+def _wall_distance(kinds: list[int]) -> int:
+    """Steps to the first wall along a line of cells, or 0 when another object comes first or none."""
+    for steps, kind in enumerate(kinds, start=1):
+        if kind == _WALL:
+            return steps
+        if kind not in (_UNSEEN, _EMPTY):
+            return 0
+    return 0
+
+
+def _steps(n: int, direction: str) -> str:
+    return f"{n} step{'s' if n > 1 else ''} {direction}"
+
+
+@functools.cache
+def _wall_sentence(steps: int, direction: str) -> str:
+    return f"You see a wall {_steps(steps, direction)}"
+
+
+@functools.cache
+def _object_sentence(kind: int, color: int, state: int, right: int, forward: int) -> str:
+    """One visible object, ``right`` cells to the agent's right (negative: left), ``forward`` ahead."""
+    name = f"{IDX_TO_COLOR[color]} {IDX_TO_OBJECT[kind]}"
+    if kind == _DOOR:
+        name = f"{_DOOR_STATES[state]} {name}"
+    if right == 0:
+        where = _steps(forward, "forward")
+    else:
+        where = _steps(abs(right), "right" if right > 0 else "left")
+        if forward:
+            where += f" and {_steps(forward, 'forward')}"
+    return f"You see a {name} {where}"
+
+
+@functools.cache
+def max_caption_length(view_size: int, separator: str) -> int:
+    """An upper bound on ``separator.join(caption)`` for a ``view_size`` view: a carried object, three
+    walls and an object in every other cell, each as long as the longest sentence of its kind."""
+    half, depth = view_size // 2, view_size - 1
+    carry = max(len(f"You carry a {c} {t}") for c in IDX_TO_COLOR.values() for t in IDX_TO_OBJECT.values())
+    wall = len(_wall_sentence(max(half, depth), "forward"))
+    kinds = [k for k in IDX_TO_OBJECT if k > _WALL]
+    sentence = max(
+        len(_object_sentence(kind, color, state, right, depth))
+        for kind in kinds
+        for color in IDX_TO_COLOR
+        for state in _DOOR_STATES
+        for right in (-half, half)
+    )
+    count = 1 + 3 + view_size * view_size - 1
+    return carry + 3 * wall + (count - 4) * sentence + (count - 1) * len(separator)

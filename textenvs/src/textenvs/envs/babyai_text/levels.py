@@ -1,0 +1,42 @@
+"""``make_level``: a BabyAI level (a minigrid ``RoomGridLevel``) by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import minigrid  # noqa: F401  (registers minigrid's BabyAI ids, whose specs ``make_level`` reads)
+from minigrid.envs.babyai.core.roomgrid_level import RoomGridLevel
+
+from textenvs.core.registration import load_attr, unknown_id_error
+from textenvs.envs.babyai_text.bkrl_levels import BKRL_LEVEL_CLASSES
+from textenvs.envs.babyai_text.glam_levels import GLAM_LEVEL_CLASSES
+from textenvs.envs.babyai_text.registration import (
+    BKRL_LEVELS,
+    GLAM_LEVELS,
+    LEVEL_NAMES,
+    MINIGRID_LEVELS,
+    env_id,
+)
+
+
+def make_level(name: str, *, task_kind_per_instance: bool = False) -> RoomGridLevel:
+    """A fresh, unwrapped level. ``name`` is the ``<Level>`` of ``BabyAI-Text-<Level>-v0``.
+
+    ``task_kind_per_instance`` (GLAM's Mixed levels only) keeps the task kind drawn at the first reset.
+    """
+    if name not in LEVEL_NAMES:
+        raise unknown_id_error(env_id(name), [env_id(level) for level in LEVEL_NAMES])
+    if task_kind_per_instance and not name.startswith("Mixed"):
+        mixed = [level for level in GLAM_LEVELS if level.startswith("Mixed")]
+        raise ValueError(
+            f"task_kind_per_instance=True needs a level that draws task kinds; {name!r} has one kind. "
+            f"Levels with several: {', '.join(mixed)}"
+        )
+    if name in GLAM_LEVELS:
+        return GLAM_LEVEL_CLASSES[name](task_kind_per_instance=task_kind_per_instance)
+    if name in BKRL_LEVELS:
+        kwargs: dict[str, Any] = dict(BKRL_LEVELS[name])
+        return BKRL_LEVEL_CLASSES[kwargs.pop("kind")](**kwargs)
+    spec = gym.spec(MINIGRID_LEVELS[name])
+    return load_attr(spec.entry_point)(**spec.kwargs)
