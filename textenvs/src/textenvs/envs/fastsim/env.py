@@ -17,7 +17,18 @@ from textenvs.envs.fastsim.simulator import COLLISION, HIT_WALL, RobotBatch, Wor
 
 #: Upper bound of the text observation's length (the longest description is well under half of it).
 TEXT_MAX_LENGTH = 1024
-_ROW = np.zeros(1, np.int64)
+_STAND_STILL = np.zeros(2)
+
+
+def reset_pose(options: dict[str, Any]) -> tuple[float, float, float] | None:
+    """The ``pose`` reset option (None: the layout's start); any other option is an error."""
+    unknown = sorted(set(options) - {"pose"})
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}; valid options: 'pose' (x, y, theta)")
+    pose = options.get("pose")
+    if pose is not None and np.shape(pose) != (3,):
+        raise ValueError(f"reset option pose={pose!r} must be (x, y, theta)")
+    return pose
 
 
 def sensor_space(world: World) -> spaces.Box:
@@ -117,44 +128,42 @@ class FastsimNavEnv(TextEnv):
         return wheels, ""
 
     def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:
-        unknown = sorted(set(options) - {"pose"})
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; valid options: 'pose' (x, y, theta)")
-        pose = options.get("pose")
-        if pose is not None and np.shape(pose) != (3,):
-            raise ValueError(f"reset option pose={pose!r} must be (x, y, theta)")
-        self.robots.reset(pose=pose)
-        self.tracker.reset(self.robots.state, _ROW)
+        self.robots.reset(pose=reset_pose(options))
+        self.tracker.reset(0, *self._position())
         return self._family_info()
 
     def _step_world(self, command: Any) -> StepOutcome:
-        wheels = np.zeros((1, 2)) if command is None else command.reshape(1, 2)
-        self.robots.step(wheels)
-        reward = float(self.tracker.record(self.robots.state, _ROW)[0])
-        truncated = bool(self.tracker.truncated(_ROW)[0])
+        self.robots.step(_STAND_STILL if command is None else command)
+        x, y = self._position()
+        reward = self.tracker.record(0, x, y)
+        truncated = self.tracker.truncated(0)
         info = self._family_info()
         if truncated:
-            info["bd"] = self.tracker.behaviour_descriptor(self.robots.state, 0)
+            info["bd"] = [x, y]
             info["trajectory_annotation"] = self.tracker.annotation(0)
         return StepOutcome(reward=reward, truncated=truncated, info=info)
 
+    def _position(self) -> tuple[float, float]:
+        state = self.robots.state
+        return float(state[0, 0]), float(state[0, 1])
+
     def _family_info(self) -> dict[str, Any]:
-        flags = self.robots.flags[0]
+        flags = self.robots.flags
         return {
-            "robot_pos": [float(v) for v in self.robots.state[0]],
-            "collision": bool(flags[COLLISION]),
-            "hit_wall": bool(flags[HIT_WALL]),
+            "robot_pos": self.robots.state[0].tolist(),
+            "collision": bool(flags[0, COLLISION]),
+            "hit_wall": bool(flags[0, HIT_WALL]),
         }
 
     # ----------------------------------------------------------------- views
     def native_observation(self) -> dict[str, Any]:
-        return {"sensors": self.robots.sensors()[0]}
+        return {"sensors": self.robots.sensors[0].copy()}
 
     def mission(self) -> str:
         return self.layout.mission
 
     def describe(self) -> str:
-        sensors = self.robots.sensors()[0]
+        sensors = self.robots.sensors[0]
         return describe_robot(self.world, self.robots.state[0], sensors, bool(self.robots.flags[0, HIT_WALL]))
 
     def render_image(self) -> np.ndarray:
@@ -165,13 +174,13 @@ class FastsimNavEnv(TextEnv):
 
     # ----------------------------------------------------------------- evaluation
     def success(self) -> bool:
-        return bool(self.tracker.reached[0])
+        return self.tracker.reached[0]
 
     def progression(self) -> float:
-        return float(self.tracker.progression(self.robots.state, _ROW)[0])
+        return self.tracker.progression(0, *self._position())
 
     def episode_metrics(self) -> dict[str, Any]:
-        return self.tracker.episode_metrics(self.robots.state, 0)
+        return self.tracker.episode_metrics(0, *self._position())
 
     def expert(self) -> WavefrontExpert:
         return WavefrontExpert(self.world)

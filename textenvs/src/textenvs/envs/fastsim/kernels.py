@@ -33,7 +33,6 @@ except ImportError:  # pure-Python fallback: the same code, interpreted
 
     def jit(function: Callable[..., Any]) -> Callable[..., Any]:
         return function
-
 else:
     HAVE_NUMBA = True
     jit = numba.njit(cache=True, nogil=True)
@@ -219,19 +218,38 @@ def laser_distance(pixels, width, fx, x, y, theta, angle, laser_range):
 
 
 @jit
-def step_robots(pixels, width, fx, radius, laser_angles, laser_range, sticky_walls, state, lasers, flags, wheels):
-    """Move every robot by its wheel displacements and update its sensors, in place.
+def wheel_speed(action, max_speed, decimals):
+    """fastsim_gym's wheel command: non-finite => 0, clipped to +-max_speed, then rounded to ``decimals``
+    (``decimals < 0``: not rounded; the paper's household env rounds to 0.1) and passed on as float."""
+    if not math.isfinite(action):
+        return F32(0.0) if math.isnan(action) else F32(math.copysign(max_speed, action))
+    speed = min(max(action, -max_speed), max_speed)
+    if decimals >= 0:
+        scale = 10.0**decimals
+        speed = round(speed * scale) / scale  # NumPy's round: half to even on the scaled value
+    return F32(speed)
 
-    ``state``: float32[n, 3] (x, y, theta); ``lasers``: float32[n, n_lasers] (-1 = no hit);
-    ``flags``: bool[n, 4] (left bumper, right bumper, collision since reset, collided this step);
-    ``wheels``: float32[n, 2] (left, right), already clipped by the caller.
+
+@jit
+def step_robots(
+    pixels, width, fx, radius, laser_angles, laser_range, sticky_walls, motion, state, lasers, flags, obs, actions, rows
+):
+    """Move the robots ``rows`` by their wheel speeds ``actions`` and update their sensors, in place.
+
+    ``motion``: (max speed, rounding decimals); ``state``: float32[n, 3] (x, y, theta); ``lasers``:
+    float32[n, n_lasers] (-1 = no hit); ``flags``: bool[n, 4] (left bumper, right bumper, collision since
+    reset, collided this step); ``obs``: float32[n, n_lasers + 2], fastsim_gym's observation (lasers with
+    -1 => range, clipped to [0, range], then the bumpers); ``actions``: float64[n, 2] (left, right).
     """
     wheels_dist = F32(radius * F32(2.0))
-    for r in range(state.shape[0]):
+    n_lasers = laser_angles.shape[0]
+    for r in rows:
         x = state[r, 0]
         y = state[r, 1]
         theta = state[r, 2]
-        new_x, new_y, new_theta = move_pose(x, y, theta, wheels[r, 0], wheels[r, 1], wheels_dist)
+        d_left = wheel_speed(actions[r, 0], motion[0], int(motion[1]))
+        d_right = wheel_speed(actions[r, 1], motion[0], int(motion[1]))
+        new_x, new_y, new_theta = move_pose(x, y, theta, d_left, d_right, wheels_dist)
         collided, left, right = check_collision(pixels, width, fx, new_x, new_y, new_theta, radius)
         if collided:
             new_x = x
@@ -245,5 +263,9 @@ def step_robots(pixels, width, fx, radius, laser_angles, laser_range, sticky_wal
         flags[r, 0] = left
         flags[r, 1] = right
         flags[r, 3] = collided
-        for k in range(laser_angles.shape[0]):
-            lasers[r, k] = laser_distance(pixels, width, fx, new_x, new_y, new_theta, laser_angles[k], laser_range)
+        for k in range(n_lasers):
+            distance = laser_distance(pixels, width, fx, new_x, new_y, new_theta, laser_angles[k], laser_range)
+            lasers[r, k] = distance
+            obs[r, k] = laser_range if distance < 0 else min(distance, laser_range)
+        obs[r, n_lasers] = F32(1.0) if left else F32(0.0)
+        obs[r, n_lasers + 1] = F32(1.0) if right else F32(0.0)

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from textenvs.envs.fastsim.layouts import Layout
-from textenvs.envs.fastsim.metrics import EpisodeTracker
 from textenvs.envs.fastsim.simulator import RobotBatch, load_world
 
 _ACTIVATIONS = {"tanh": np.tanh, "identity": lambda x: x, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x))}
@@ -92,20 +91,29 @@ def evaluate_population(
     the actions as the env does (rounded in the household layout, clipped to +-4), so each policy's
     result equals a single-env rollout of it.
     """
+    if horizon < 1:
+        raise ValueError(f"horizon must be a positive number of steps, got {horizon!r}")
     world = load_world(layout, data_dir)
+    goal = np.asarray(world.layout.goal, np.float64)
+    goal_radius = world.layout.goal_diameter / 2
     robots = RobotBatch(world, policies.size)
-    tracker = EpisodeTracker(world, policies.size, horizon)
-    everyone = np.arange(policies.size)
     robots.reset()
-    tracker.reset(robots.state, everyone)
-    for _ in range(horizon):
-        robots.step(policies.act(robots.sensors()))
-        tracker.record(robots.state, everyone)
-    final = tracker.distance_to_goal(robots.state)
+    fitness = np.zeros(policies.size)
+    reached = np.zeros(policies.size, bool)
+    trajectories = np.zeros((policies.size, horizon, 2)) if record_trajectories else None
+    for t in range(horizon):
+        robots.step(policies.act(robots.sensors))
+        position = robots.state[:, :2].astype(np.float64)
+        inside = np.hypot(*(position - goal).T) <= goal_radius
+        fitness += inside
+        reached |= inside
+        if trajectories is not None:
+            trajectories[:, t] = position
+    final_distance = np.hypot(*(robots.state[:, :2].astype(np.float64) - goal).T)
     return PopulationResult(
         bd=robots.state[:, :2].astype(np.float64),
-        fitness=tracker.fitness.copy(),
-        reached_goal=tracker.reached.copy(),
-        task_solved=final < world.layout.solved_radius,
-        trajectories=tracker.positions.copy() if record_trajectories else None,
+        fitness=fitness,
+        reached_goal=reached,
+        task_solved=final_distance < world.layout.solved_radius,
+        trajectories=trajectories,
     )

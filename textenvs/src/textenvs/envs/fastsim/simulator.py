@@ -61,70 +61,48 @@ class RobotBatch:
     """``n`` robots in one world, stepped by one kernel call.
 
     State lives in arrays: ``state`` float32[n, 3] (x, y, theta in real units, y down), ``lasers``
-    float32[n, n_lasers] (libfastsim's distances, -1 = nothing in range) and ``flags`` bool[n, 4]
-    (left bumper, right bumper, libfastsim's collision flag — set by any collision since reset —, and
-    whether this step's move was refused by a wall).
+    float32[n, n_lasers] (libfastsim's distances, -1 = nothing in range), ``flags`` bool[n, 4] (left
+    bumper, right bumper, libfastsim's collision flag — set by any collision since reset —, and whether
+    this step's move was refused by a wall) and ``sensors`` float32[n, n_lasers + 2] (fastsim_gym's
+    observation: lasers with -1 => range, clipped to [0, range], then the left and right bumpers).
     """
 
     def __init__(self, world: World, n: int):
         if n < 1:
             raise ValueError(f"a robot batch needs n >= 1 robots, got {n}")
         layout = world.layout
+        n_lasers = len(layout.laser_angles_deg)
         self.world = world
         self.n = n
         self.state = np.zeros((n, 3), np.float32)
-        self.lasers = np.zeros((n, len(layout.laser_angles_deg)), np.float32)
+        self.lasers = np.zeros((n, n_lasers), np.float32)
         self.flags = np.zeros((n, 4), bool)
+        self.sensors = np.zeros((n, n_lasers + 2), np.float32)
+        self._all = np.arange(n)
+        self._still = np.zeros((n, 2))
         self._radius = np.float32(layout.robot_radius)
         self._laser_range = np.float32(layout.laser_range)
         self._laser_angles = world.laser_angles.astype(np.float32)
-        self._max_speed = float(layout.max_speed)
-        self._decimals = layout.action_decimals
-        self._still = np.zeros((n, 2), np.float32)
+        decimals = -1 if layout.action_decimals is None else layout.action_decimals
+        self._motion = np.array([layout.max_speed, decimals], np.float64)
 
     def reset(self, mask: np.ndarray | None = None, pose: tuple[float, float, float] | None = None) -> None:
         """fastsim_gym's reset for the robots in ``mask`` (all by default): clear the flags, put the robot
         at ``pose`` (the layout's start by default) and ``move(0, 0)`` once to read the sensors."""
-        rows = np.arange(self.n) if mask is None else np.flatnonzero(mask)
-        if rows.size == 0:
-            return
+        rows = self._all if mask is None else np.flatnonzero(mask)
         self.state[rows] = np.asarray(pose if pose is not None else self.world.layout.start, np.float32)
         self.flags[rows] = False
-        self._run(rows, self._still[: rows.size])
+        self._run(self._still, rows)
 
     def step(self, actions: np.ndarray, mask: np.ndarray | None = None) -> None:
-        """Apply wheel speeds ``actions`` (shape [n, 2]; rounded as the layout says, clipped to the
-        maximum speed, non-finite values count as 0) to the robots in ``mask`` (all by default)."""
-        wheels = self.wheel_speeds(actions)
-        if mask is None:
-            self._run(None, wheels)
-        else:
-            rows = np.flatnonzero(mask)
-            self._run(rows, wheels[rows])
+        """Apply wheel speeds ``actions`` (float64[n, 2]: left, right) to the robots in ``mask`` (all by
+        default): clipped to the maximum speed, rounded as the layout says, non-finite values count as 0."""
+        actions = np.asarray(actions, np.float64)
+        if actions.shape != (self.n, 2):
+            actions = actions.reshape(self.n, 2)
+        self._run(actions, self._all if mask is None else np.flatnonzero(mask))
 
-    def wheel_speeds(self, actions: np.ndarray) -> np.ndarray:
-        """The float32 wheel displacements the simulator receives for ``actions``."""
-        speeds = np.nan_to_num(np.asarray(actions, np.float64).reshape(self.n, 2), nan=0.0)
-        if self._decimals is not None:
-            speeds = np.round(speeds, self._decimals)
-        return np.clip(speeds, -self._max_speed, self._max_speed).astype(np.float32)
-
-    def sensors(self) -> np.ndarray:
-        """fastsim_gym's observation: lasers (-1 => range, clipped to [0, range]) then the left and right
-        bumpers, float32[n, n_lasers + 2]."""
-        lasers = np.where(self.lasers < 0, self._laser_range, np.clip(self.lasers, 0, self._laser_range))
-        bumpers = self.flags[:, :2].astype(np.float32)
-        return np.concatenate([lasers.astype(np.float32), bumpers], axis=1)
-
-    def _run(self, rows: np.ndarray | None, wheels: np.ndarray) -> None:
-        if rows is None:
-            self._kernel(self.state, self.lasers, self.flags, wheels)
-            return
-        state, lasers, flags = self.state[rows], self.lasers[rows], self.flags[rows]
-        self._kernel(state, lasers, flags, wheels)
-        self.state[rows], self.lasers[rows], self.flags[rows] = state, lasers, flags
-
-    def _kernel(self, state: np.ndarray, lasers: np.ndarray, flags: np.ndarray, wheels: np.ndarray) -> None:
+    def _run(self, actions: np.ndarray, rows: np.ndarray) -> None:
         world = self.world
         kernels.step_robots(
             world.pixels,
@@ -134,8 +112,11 @@ class RobotBatch:
             self._laser_angles,
             self._laser_range,
             world.layout.sticky_walls,
-            state,
-            lasers,
-            flags,
-            np.ascontiguousarray(wheels),
+            self._motion,
+            self.state,
+            self.lasers,
+            self.flags,
+            self.sensors,
+            actions,
+            rows,
         )

@@ -12,7 +12,7 @@ from gymnasium.vector.utils import batch_space
 
 from textenvs.core.spaces import OBS_MODES, check_choice, image_space, text_space
 from textenvs.envs.fastsim.captioner import describe_robot
-from textenvs.envs.fastsim.env import TEXT_MAX_LENGTH, sensor_space, wheel_space
+from textenvs.envs.fastsim.env import TEXT_MAX_LENGTH, reset_pose, sensor_space, wheel_space
 from textenvs.envs.fastsim.metrics import EpisodeTracker
 from textenvs.envs.fastsim.renderer import image_shape, render_frame
 from textenvs.envs.fastsim.simulator import COLLISION, HIT_WALL, RobotBatch, load_world
@@ -52,7 +52,6 @@ class FastsimVectorEnv(VectorEnv):
         self.num_envs = num_envs
         self.robots = RobotBatch(self.world, num_envs)
         self.tracker = EpisodeTracker(self.world, num_envs, max_steps)
-        self._all = np.arange(num_envs)
         self._autoreset = np.zeros(num_envs, bool)
         single: dict[str, spaces.Space] = {"sensors": sensor_space(self.world), "mission": text_space(512)}
         if obs_mode != "pixels":
@@ -68,34 +67,35 @@ class FastsimVectorEnv(VectorEnv):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed if not isinstance(seed, list) else seed[0])
-        options = dict(options or {})
-        unknown = sorted(set(options) - {"pose"})
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; valid options: 'pose' (x, y, theta)")
-        self.robots.reset(pose=options.get("pose"))
-        self.tracker.reset(self.robots.state, self._all)
+        self.robots.reset(pose=reset_pose(dict(options or {})))
+        for r in range(self.num_envs):
+            self.tracker.reset(r, *self._position(r))
         self._autoreset[:] = False
         return self._observation(), self._info(np.zeros(self.num_envs, bool))
 
     def step(self, actions: Any) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         restarting = self._autoreset.copy()
-        stepping = ~restarting
-        rows = np.flatnonzero(stepping)
-        rewards = np.zeros(self.num_envs)
         if restarting.any():
             self.robots.reset(mask=restarting)
-            self.tracker.reset(self.robots.state, np.flatnonzero(restarting))
-        self.robots.step(np.asarray(actions, np.float64).reshape(self.num_envs, 2), mask=stepping)
-        rewards[rows] = self.tracker.record(self.robots.state, rows)
+        self.robots.step(np.asarray(actions, np.float64).reshape(self.num_envs, 2), mask=~restarting)
+        rewards = np.zeros(self.num_envs)
         truncated = np.zeros(self.num_envs, bool)
-        truncated[rows] = self.tracker.truncated(rows)
+        for r in range(self.num_envs):
+            if restarting[r]:
+                self.tracker.reset(r, *self._position(r))
+            else:
+                rewards[r] = self.tracker.record(r, *self._position(r))
+                truncated[r] = self.tracker.truncated(r)
         self._autoreset = truncated.copy()
         terminated = np.zeros(self.num_envs, bool)
         return self._observation(), rewards, terminated, truncated, self._info(truncated)
 
+    def _position(self, row: int) -> tuple[float, float]:
+        return float(self.robots.state[row, 0]), float(self.robots.state[row, 1])
+
     def _observation(self) -> dict[str, Any]:
         obs: dict[str, Any] = {
-            "sensors": self.robots.sensors(),
+            "sensors": self.robots.sensors.copy(),
             "mission": (self.world.layout.mission,) * self.num_envs,
         }
         if self.obs_mode != "pixels":
@@ -110,8 +110,8 @@ class FastsimVectorEnv(VectorEnv):
             "robot_pos": state.copy(),
             "collision": self.robots.flags[:, COLLISION].copy(),
             "hit_wall": self.robots.flags[:, HIT_WALL].copy(),
-            "success": self.tracker.reached.copy(),
-            "progression": self.tracker.progression(state, self._all),
+            "success": np.array(self.tracker.reached),
+            "progression": np.array([self.tracker.progression(r, *self._position(r)) for r in range(self.num_envs)]),
             "invalid_action": np.zeros(self.num_envs, bool),
         }
         if ended.any():
@@ -122,7 +122,7 @@ class FastsimVectorEnv(VectorEnv):
             metrics = np.full(self.num_envs, None, dtype=object)
             for r in rows:
                 annotations[r] = self.tracker.annotation(r)
-                metrics[r] = self.tracker.episode_metrics(state, r)
+                metrics[r] = self.tracker.episode_metrics(r, *self._position(r))
             info.update(bd=bd, trajectory_annotation=annotations, episode_metrics=metrics)
             info.update(_bd=ended.copy(), _trajectory_annotation=ended.copy(), _episode_metrics=ended.copy())
         return info
@@ -138,5 +138,5 @@ class FastsimVectorEnv(VectorEnv):
         if self.render_mode == "rgb_array":
             return tuple(self._frame(r) for r in range(self.num_envs))
         if self.render_mode == "ansi":
-            return self._texts(self.robots.sensors())
+            return self._texts(self.robots.sensors)
         return None
