@@ -1,0 +1,193 @@
+"""``textagents train`` / ``evaluate``: SB3 PPO/A2C/DQN on any registered env with text features, a progress
+bar, TensorBoard logs, periodic checkpoints and resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3 import A2C, DQN, PPO
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv
+
+from textagents.sb3.extractors import TextImageExtractor
+from textagents.sb3.features import FEATURIZERS, TextFeaturizer, make_featurizer
+from textagents.sb3.wrappers import make_sb3_env
+
+ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "a2c": A2C, "dqn": DQN}
+#: Defaults that differ from SB3's: DQN's 1M-transition buffer of 1,000-float text features would need GBs.
+ALGO_DEFAULTS: dict[str, dict[str, Any]] = {"dqn": {"buffer_size": 50_000}}
+CONFIG_FILE = "config.json"
+MODEL_FILE = "model.zip"
+_CHECKPOINT = re.compile(r"model_(\d+)_steps\.zip$")
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run (saved as ``config.json`` in the run directory)."""
+
+    env_id: str
+    algo: str = "ppo"
+    features: str = "bow"
+    obs_mode: str = "text"
+    total_timesteps: int = 100_000
+    n_envs: int = 4
+    seed: int = 0
+    checkpoint_every: int = 10_000
+    progress_bar: bool = True
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    algo_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.algo not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {self.algo!r}; valid: {sorted(ALGORITHMS)}")
+        if self.features not in FEATURIZERS:
+            raise ValueError(f"unknown features {self.features!r}; valid: {FEATURIZERS}")
+        if self.total_timesteps < 1 or self.n_envs < 1 or self.checkpoint_every < 1:
+            raise ValueError("total_timesteps, n_envs and checkpoint_every must be >= 1")
+
+
+class ProgressBar(BaseCallback):
+    """A tqdm bar over timesteps (SB3's own needs ``rich``; tqdm comes with transformers)."""
+
+    def __init__(self, total: int):
+        super().__init__()
+        self.total = total
+        self.bar: Any = None
+
+    def _on_training_start(self) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=self.total, initial=self.model.num_timesteps, unit="step", dynamic_ncols=True)
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.model.num_timesteps - self.bar.n)
+        return True
+
+    def _on_training_end(self) -> None:
+        self.bar.close()
+
+
+def _write_json(path: Path, payload: dict[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(payload, f, indent=2, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def make_vec_env(config: TrainConfig, featurizer: TextFeaturizer, env_id: str | None = None) -> DummyVecEnv:
+    """``n_envs`` featurized copies of the env (they share the featurizer and its embedding cache)."""
+
+    def factory() -> Any:
+        return Monitor(make_sb3_env(env_id or config.env_id, featurizer, config.obs_mode, **config.env_kwargs))
+
+    vec_env = DummyVecEnv([factory] * config.n_envs)
+    vec_env.seed(config.seed)
+    return vec_env
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    found = [
+        (int(m.group(1)), p)
+        for p in (run_dir / "checkpoints").glob("model_*_steps.zip")
+        if (m := _CHECKPOINT.search(p.name))
+    ]
+    return max(found)[1] if found else None
+
+
+def train(config: TrainConfig, run_dir: str | Path, resume: bool = False) -> dict[str, Any]:
+    """Train (or, with ``resume``, continue from the latest checkpoint) and save ``model.zip`` in ``run_dir``."""
+    run_dir = Path(run_dir)
+    config_path = run_dir / CONFIG_FILE
+    if resume:
+        if not config_path.is_file():
+            raise FileNotFoundError(f"cannot resume: {config_path} does not exist (start the run without --resume)")
+        saved = json.loads(config_path.read_text())
+        differing = {
+            k: (saved.get(k), v)
+            for k, v in asdict(config).items()
+            if k not in ("total_timesteps", "progress_bar") and saved.get(k) != v
+        }
+        if differing:
+            raise ValueError(f"cannot resume {run_dir}: settings differ from the saved run (saved, given): {differing}")
+    elif (run_dir / MODEL_FILE).exists() or latest_checkpoint(run_dir) is not None:
+        raise FileExistsError(
+            f"{run_dir} already holds a run: pass --resume to continue it or choose another directory"
+        )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _write_json(config_path, asdict(config))
+
+    featurizer = make_featurizer(config.features)
+    vec_env = make_vec_env(config, featurizer)
+    algo = ALGORITHMS[config.algo]
+    tensorboard = str(run_dir / "tensorboard")
+    checkpoint = latest_checkpoint(run_dir) if resume else None
+    if checkpoint is not None:
+        model = algo.load(checkpoint, env=vec_env, tensorboard_log=tensorboard)
+    else:
+        policy_kwargs = {"features_extractor_class": TextImageExtractor}
+        model = algo(
+            "MultiInputPolicy",
+            vec_env,
+            seed=config.seed,
+            tensorboard_log=tensorboard,
+            policy_kwargs=policy_kwargs,
+            verbose=0,
+            **{**ALGO_DEFAULTS.get(config.algo, {}), **config.algo_kwargs},
+        )
+    remaining = config.total_timesteps - model.num_timesteps
+    callbacks: list[BaseCallback] = [
+        CheckpointCallback(
+            max(config.checkpoint_every // config.n_envs, 1), str(run_dir / "checkpoints"), name_prefix="model"
+        )
+    ]
+    if config.progress_bar:
+        callbacks.append(ProgressBar(config.total_timesteps))
+    if remaining > 0:
+        model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=False, tb_log_name="run")
+    model.save(run_dir / MODEL_FILE)
+    returns = [info["r"] for info in model.ep_info_buffer]
+    vec_env.close()
+    return {
+        "run_dir": str(run_dir),
+        "timesteps": int(model.num_timesteps),
+        "resumed_from": str(checkpoint) if checkpoint else None,
+        "episodes_in_last_window": len(returns),
+        "mean_return_last_window": float(np.mean(returns)) if returns else None,
+    }
+
+
+def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 10_000, env_id: str | None = None) -> dict[str, Any]:
+    """Play ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) with the run's model, deterministic actions."""
+    run_dir = Path(run_dir)
+    config = TrainConfig(**json.loads((run_dir / CONFIG_FILE).read_text()))
+    env = make_sb3_env(env_id or config.env_id, make_featurizer(config.features), config.obs_mode, **config.env_kwargs)
+    model = ALGORITHMS[config.algo].load(run_dir / MODEL_FILE)
+    returns, lengths, successes = [], [], []
+    for episode in range(episodes):
+        obs, info = env.reset(seed=seed + episode)
+        total, steps, done = 0.0, 0, False
+        while not done:
+            action, _ = model.predict(obs, deterministic=True)
+            obs, reward, terminated, truncated, info = env.step(int(action) if np.ndim(action) == 0 else action)
+            total, steps, done = total + float(reward), steps + 1, terminated or truncated
+        returns.append(total)
+        lengths.append(steps)
+        successes.append(bool(info.get("success", False)))
+    env.close()
+    return {
+        "env_id": env_id or config.env_id,
+        "episodes": episodes,
+        "mean_return": float(np.mean(returns)),
+        "stderr_return": float(np.std(returns, ddof=1) / np.sqrt(episodes)) if episodes > 1 else 0.0,
+        "success_rate": float(np.mean(successes)),
+        "mean_length": float(np.mean(lengths)),
+    }
