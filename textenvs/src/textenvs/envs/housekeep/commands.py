@@ -29,9 +29,17 @@ class Command(NamedTuple):
     destination: Ref | None = None
 
 
-def parse(text: str, names: dict[str, Ref]) -> Command | None:
+def parse(text: str, names: dict[str, Ref], known: dict[str, Command] | None = None) -> Command | None:
     """The command ``text`` names (case/space-insensitive), or None when it is malformed or names an entity
-    the episode does not have. Whether the robot may do it now is the world's business."""
+    the episode does not have. Whether the robot may do it now is the world's business.
+
+    ``known`` caches parses by their exact text (canonical commands come back every step).
+    """
+    if known is not None:
+        cached = known.get(text)
+        if cached is None:
+            cached = known[text] = parse(text, names) or _MALFORMED
+        return None if cached is _MALFORMED else cached
     command = _STEP_PREFIX.sub("", normalize_command(text))
     if command == MISSION_COMPLETE:
         return Command(MISSION_COMPLETE)
@@ -49,6 +57,9 @@ def parse(text: str, names: dict[str, Ref]) -> Command | None:
         if held is not None and destination is not None and held.kind == OBJECT and destination.kind == RECEPTACLE:
             return Command(PLACE, held, destination)
     return None
+
+
+_MALFORMED = Command("")
 
 
 def object_name(key: str) -> str:

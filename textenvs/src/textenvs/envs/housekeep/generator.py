@@ -47,6 +47,18 @@ class SceneTables:
     candidates: tuple[ObjectCandidates, ...]
     instances: dict[int, tuple[int, ...]]  # pair -> reachable scene receptacle indices it covers
 
+    @functools.cached_property
+    def receptacle_sets(self) -> dict[bool, tuple[tuple[str, ...], frozenset[int], dict[int, int]]]:
+        """Without and with dropout: the episode's receptacle keys, their scene indices and positions."""
+        sets = {}
+        for dropout in (False, True):
+            present = [
+                i for i, r in enumerate(self.scene.receptacles) if not (dropout and r.category in DROPOUT_CATEGORIES)
+            ]
+            keys = tuple(self.scene.receptacles[i].key for i in present)
+            sets[dropout] = (keys, frozenset(present), {index: i for i, index in enumerate(present)})
+        return sets
+
 
 def _mean_positive_rank(ranks: np.ndarray) -> float:
     positive = ranks[ranks > 0]
@@ -112,20 +124,18 @@ def generate_episode(
 
 def _attempt(tables: SceneTables, rng: np.random.Generator, episode_id: int) -> Episode | None:
     scene = tables.scene
-    n_objects = int(rng.choice(OBJECT_COUNTS))
-    n_misplaced = int(rng.choice(MISPLACED_COUNTS))
-    dropout = rng.random() < RECEPTACLE_DROPOUT
-    present = [i for i, r in enumerate(scene.receptacles) if not (dropout and r.category in DROPOUT_CATEGORIES)]
-    present_set = frozenset(present)
+    n_objects = OBJECT_COUNTS[int(rng.integers(len(OBJECT_COUNTS)))]
+    n_misplaced = MISPLACED_COUNTS[int(rng.integers(len(MISPLACED_COUNTS)))]
+    dropout = bool(rng.random() < RECEPTACLE_DROPOUT)
+    keys, present_set, position = tables.receptacle_sets[dropout]
     load: dict[int, int] = {}
     placed: list[tuple[ObjectCandidates, int]] = []
     misplaced = 0
-    for index in rng.permutation(len(tables.candidates)):
+    for index in rng.permutation(len(tables.candidates)).tolist():
         if len(placed) == n_objects and misplaced == n_misplaced:
             break
-        candidate = tables.candidates[int(index)]
-        reachable_correct = candidate.correct_instances & present_set
-        if not reachable_correct:
+        candidate = tables.candidates[index]
+        if dropout and not candidate.correct_instances & present_set:
             continue
         wants_misplaced = misplaced < n_misplaced
         pairs = _softmax_order(candidate, rng) if wants_misplaced else candidate.correct_pairs
@@ -137,11 +147,10 @@ def _attempt(tables: SceneTables, rng: np.random.Generator, episode_id: int) -> 
         misplaced += wants_misplaced
     if len(placed) != n_objects or misplaced != n_misplaced:
         return None
-    position = {scene_index: i for i, scene_index in enumerate(present)}
     return Episode(
         scene=scene.name,
         episode_id=episode_id,
-        receptacles=tuple(scene.receptacles[i].key for i in present),
+        receptacles=keys,
         objects=tuple(f"{c.category}_1" for c, _ in placed),
         categories=tuple(c.category for c, _ in placed),
         start=tuple(position[s] for _, s in placed),

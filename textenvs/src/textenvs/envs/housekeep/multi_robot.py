@@ -104,7 +104,7 @@ class HousekeepMultiRobotEnv(ParallelEnv):
         for agent in self.agents:
             robot_id = self.possible_agents.index(agent)
             action = actions.get(agent)
-            command = commands.parse(action, world.names) if isinstance(action, str) else None
+            command = commands.parse(action, world.names, world.parsed) if isinstance(action, str) else None
             if command is None:
                 steps = 1
                 rewards[agent] = STEP_PENALTY

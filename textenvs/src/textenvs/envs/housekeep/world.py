@@ -3,6 +3,7 @@ that discover rooms by visiting them. Commands cost low-level steps derived from
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -59,6 +60,47 @@ class ActionResult:
     initially_correct: bool = False
 
 
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """The static part of an episode: its rooms and reachable receptacles, names and command strings."""
+
+    scene: Scene
+    receptacles: tuple[Receptacle, ...]
+    rooms: tuple[Room, ...]
+    receptacle_room: tuple[int, ...]
+    room_receptacles: tuple[tuple[int, ...], ...]
+    local: dict[str, int]  # receptacle key -> index
+    names: dict[str, Ref]  # rooms and receptacles
+    go_to_room: list[str]
+    go_to_receptacle: list[str]
+    look_at_receptacle: list[str]
+
+
+@functools.lru_cache(maxsize=64)
+def layout(scene: Scene, receptacle_keys: tuple[str, ...]) -> Layout:
+    index = scene.receptacle_index
+    # Receptacles outside every room (a few windows, pictures) can hold nothing and are never correct.
+    kept = [k for k in receptacle_keys if k in index and scene.receptacles[index[k]].room]
+    receptacles = tuple(scene.receptacles[index[k]] for k in kept)
+    receptacle_room = tuple(scene.room_index[r.room] for r in receptacles)
+    names = {room.name: Ref(ROOM, i) for i, room in enumerate(scene.rooms)}
+    names.update({rec.name: Ref(RECEPTACLE, i) for i, rec in enumerate(receptacles)})
+    return Layout(
+        scene=scene,
+        receptacles=receptacles,
+        rooms=scene.rooms,
+        receptacle_room=receptacle_room,
+        room_receptacles=tuple(
+            tuple(i for i, r in enumerate(receptacle_room) if r == room) for room in range(len(scene.rooms))
+        ),
+        local={key: i for i, key in enumerate(kept)},
+        names=names,
+        go_to_room=[f"{GO_TO} {room.name}" for room in scene.rooms],
+        go_to_receptacle=[f"{GO_TO} {rec.name}" for rec in receptacles],
+        look_at_receptacle=[f"{LOOK_AT} {rec.name}" for rec in receptacles],
+    )
+
+
 class World:
     """The state of one episode; ``execute(robot, command)`` advances it."""
 
@@ -67,17 +109,12 @@ class World:
     ):
         self.scene = scene
         self.annotations = annotations
-        scene_index = scene.receptacle_index
-        # Receptacles outside every room (a few windows, pictures) can hold nothing and are never correct.
-        kept = [k for k in episode.receptacles if k in scene_index and scene.receptacles[scene_index[k]].room]
-        local = {key: i for i, key in enumerate(kept)}
-        self.receptacles: list[Receptacle] = [scene.receptacles[scene_index[k]] for k in kept]
-        self.rooms: list[Room] = list(scene.rooms)
-        room_of = scene.room_index
-        self.receptacle_room: list[int] = [room_of[r.room] for r in self.receptacles]
-        self.room_receptacles: list[list[int]] = [[] for _ in self.rooms]
-        for i, room in enumerate(self.receptacle_room):
-            self.room_receptacles[room].append(i)
+        static = layout(scene, episode.receptacles)
+        local = static.local
+        self.receptacles = static.receptacles
+        self.rooms = static.rooms
+        self.receptacle_room = static.receptacle_room
+        self.room_receptacles = static.room_receptacles
         self.object_keys = list(episode.objects)
         self.object_names = [object_name(k) for k in episode.objects]
         self.categories = list(episode.categories)
@@ -90,13 +127,17 @@ class World:
         self.start_location = list(self.location)
         self.initially_correct = [self.location[i] in self.correct[i] for i in range(len(self.location))]
         self.misplaced_at_start = [i for i, ok in enumerate(self.initially_correct) if not ok]
-        self.names: dict[str, Ref] = {}
-        for i, room in enumerate(self.rooms):
-            self.names[room.name] = Ref(ROOM, i)
-        for i, rec in enumerate(self.receptacles):
-            self.names[rec.name] = Ref(RECEPTACLE, i)
-        for i, name in enumerate(self.object_names):
-            self.names[name] = Ref(OBJECT, i)
+        self.correct_count = sum(self.initially_correct)
+        self.names = dict(static.names)
+        self.names.update({name: Ref(OBJECT, i) for i, name in enumerate(self.object_names)})
+        # Command strings, formatted once: admissible lists are built from them every step.
+        self.go_to_room = static.go_to_room
+        self.go_to_receptacle = static.go_to_receptacle
+        self.look_at_receptacle = static.look_at_receptacle
+        self.go_to_object = [f"{GO_TO} {name}" for name in self.object_names]
+        self.look_at_object = [f"{LOOK_AT} {name}" for name in self.object_names]
+        self.pick_up_object = [f"{PICK_UP} {name}" for name in self.object_names]
+        self.parsed: dict[str, Command] = {}  # parse cache of this episode's command texts
         self.robots = [self._new_robot(x, z) for x, z in robot_starts]
         # Bookkeeping for rewards and metrics.
         self.picks = [0] * len(self.object_keys)
@@ -129,7 +170,7 @@ class World:
         return self.location[obj] in self.correct[obj]
 
     def all_correct(self) -> bool:
-        return all(loc in ok for loc, ok in zip(self.location, self.correct, strict=True))
+        return self.correct_count == len(self.location)
 
     def holder(self, obj: int) -> int | None:
         return next((i for i, r in enumerate(self.robots) if r.holding == obj), None)
@@ -164,22 +205,23 @@ class World:
     def admissible_commands(self, robot_id: int) -> list[str]:
         """The commands that would succeed now for one robot, in a fixed order."""
         robot = self.robots[robot_id]
-        names = self.object_names
-        result = [f"go to {room.name}" for room in self.rooms]
-        result += [f"go to {self.receptacles[r].name}" for r in robot.known_receptacles]
-        result += [f"go to {names[o]}" for o in robot.known_objects if self.location[o] != HELD]
+        location = self.location
+        result = self.go_to_room + [self.go_to_receptacle[r] for r in robot.known_receptacles]
+        result += [self.go_to_object[o] for o in robot.known_objects if location[o] != HELD]
         near = robot.near
         if near is not None and near.kind != ROOM:
-            rec = near.index if near.kind == RECEPTACLE else self.location[near.index]
+            rec = near.index if near.kind == RECEPTACLE else location[near.index]
             if rec != HELD:
-                result.append(f"look at {self.receptacles[rec].name}")
-                result += [f"look at {names[o]}" for o in self.objects_on(rec) if robot.is_known_object[o]]
+                result.append(self.look_at_receptacle[rec])
+                known = robot.is_known_object
+                result += [self.look_at_object[o] for o, at in enumerate(location) if at == rec and known[o]]
         looking = robot.looking
         if looking is not None:
-            if looking.kind == OBJECT and robot.holding == HELD and self.location[looking.index] != HELD:
-                result.append(f"pick up {names[looking.index]}")
+            if looking.kind == OBJECT and robot.holding == HELD and location[looking.index] != HELD:
+                result.append(self.pick_up_object[looking.index])
             if looking.kind == RECEPTACLE and robot.holding != HELD:
-                result.append(f"place {names[robot.holding]} on {self.receptacles[looking.index].name}")
+                held, rec = self.object_names[robot.holding], self.receptacles[looking.index].name
+                result.append(f"{PLACE} {held} on {rec}")
         result.append(MISSION_COMPLETE)
         return result
 
@@ -188,8 +230,16 @@ class World:
         if not robot.visited[room]:
             robot.visited[room] = True
             self.text_version += 1
+        known = robot.is_known_receptacle
         for rec in self.room_receptacles[room]:
-            self.discover_receptacle(robot, rec)
+            if not known[rec]:
+                known[rec] = True
+                robot.known_receptacles.append(rec)
+                self.text_version += 1
+        in_room = self.receptacle_room
+        for obj, location in enumerate(self.location):
+            if location != HELD and in_room[location] == room:
+                self.discover_object(robot, obj)
 
     def discover_receptacle(self, robot: Robot, rec: int) -> None:
         if not robot.is_known_receptacle[rec]:
@@ -293,6 +343,7 @@ class World:
         if robot.looking != target or not self.is_near(robot, target):
             return ActionResult(PICK_UP, False, 1, f"You cannot pick up {name}: go to it and look at it first.")
         was_correct = self.is_correct(obj)
+        self.correct_count -= was_correct
         self.location[obj] = HELD
         robot.holding = obj
         robot.looking = None
@@ -321,6 +372,7 @@ class World:
             )
         obj = held.index
         self.location[obj] = destination.index
+        self.correct_count += self.is_correct(obj)
         robot.holding = HELD
         self.places[obj] += 1
         self.text_version += 1

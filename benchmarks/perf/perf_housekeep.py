@@ -1,0 +1,102 @@
+"""Throughput of ``Housekeep-Text-v0``: env steps/s under a random admissible-command agent, the bare
+symbolic world under the same agent (the "raw backend": habitat-sim, Housekeep's original backend, cannot
+be installed from PyPI, so there is no original to time), and episodes generated per second.
+
+Writes ``benchmarks/results/perf_housekeep.json`` (target >= 20,000 env steps/s).
+Run: ``TEXTENVS_DATA_DIR=../shared/data python benchmarks/perf/perf_housekeep.py [--seconds 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+
+import gymnasium as gym
+import numpy as np
+from common import rate, write_result
+
+import textenvs  # noqa: F401  (registers Housekeep-Text-v0)
+from textenvs.envs.housekeep.commands import parse
+from textenvs.envs.housekeep.generator import generate_episode
+from textenvs.envs.housekeep.world import World
+
+TARGET_STEPS_PER_SECOND = 20_000
+
+
+def env_stepper(seed: int) -> Callable[[], None]:
+    """One env step per call: a uniformly random admissible command (``mission complete`` excluded, so
+    episodes run to truncation), resetting when an episode ends."""
+    env = gym.make("Housekeep-Text-v0")
+    rng = np.random.default_rng(seed)
+    _, info = env.reset(seed=seed)
+    state = {"info": info}
+
+    def step() -> None:
+        commands = state["info"]["admissible_commands"][:-1]
+        _, _, terminated, truncated, info = env.step(commands[int(rng.integers(len(commands)))])
+        if terminated or truncated:
+            _, info = env.reset()
+        state["info"] = info
+
+    return step
+
+
+def world_stepper(seed: int) -> Callable[[], None]:
+    """The same agent on the bare ``World`` (no Gymnasium wrapper, text or info)."""
+    env = gym.make("Housekeep-Text-v0").unwrapped
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    state = {"world": env.world}
+
+    def step() -> None:
+        world = state["world"]
+        commands = world.admissible_commands(0)
+        command = commands[int(rng.integers(len(commands) - 1))]  # the last one is mission complete
+        world.execute(0, parse(command, world.names))
+        if world.steps >= env.max_steps or world.commands >= env.max_commands:
+            env.reset()
+            state["world"] = env.world
+
+    return step
+
+
+def generator_stepper(seed: int) -> Callable[[], None]:
+    rng = np.random.default_rng(seed)
+    scenes = ("Benevolence_2_int", "Wainscott_0_int", "Beechwood_0_int", "Rs_int", "Pomaria_1_int")
+
+    def step() -> None:
+        generate_episode(scenes[int(rng.integers(len(scenes)))], "train", "seen", rng)
+
+    return step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=3.0, help="measuring time per rate and round")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; the best of each is kept")
+    args = parser.parse_args()
+    steppers = {
+        "env_steps_per_second": env_stepper(0),
+        "world_steps_per_second": world_stepper(0),
+        "episodes_generated_per_second": generator_stepper(0),
+    }
+    best = dict.fromkeys(steppers, 0.0)
+    for _ in range(args.rounds):
+        for name, step in steppers.items():
+            best[name] = max(best[name], rate(step, min_seconds=args.seconds))
+    result = {
+        "env": "Housekeep-Text-v0 (obs_mode=text, text actions, random admissible commands)",
+        "baseline": "the bare symbolic World under the same agent (habitat-sim is not installable)",
+        **{k: round(v, 1) for k, v in best.items()},
+        "env_to_world_ratio": round(best["env_steps_per_second"] / best["world_steps_per_second"], 3),
+        "target_env_steps_per_second": TARGET_STEPS_PER_SECOND,
+        "meets_target": best["env_steps_per_second"] >= TARGET_STEPS_PER_SECOND,
+        "load_average_1min": os.getloadavg()[0],  # wall-clock rates shrink on a shared machine
+    }
+    path = write_result("perf_housekeep", result)
+    print(path.read_text())
+
+
+if __name__ == "__main__":
+    main()
