@@ -19,7 +19,6 @@ from common import rate, write_result
 import textenvs  # noqa: F401  (registers Housekeep-Text-v0)
 from textenvs.envs.housekeep.commands import parse
 from textenvs.envs.housekeep.generator import generate_episode
-from textenvs.envs.housekeep.world import World
 
 TARGET_STEPS_PER_SECOND = 20_000
 
