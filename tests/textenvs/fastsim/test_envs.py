@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import gymnasium as gym
@@ -169,3 +171,12 @@ def test_expert_reaches_the_goal_within_the_papers_400_steps(env_id: str):
         assert env.action_space.contains(action)
         obs, _reward, _terminated, truncated, info = env.step(action)
     assert truncated and info["episode_metrics"]["reached_goal"] and info["episode_metrics"]["task_solved"]
+
+
+def test_registration_imports_no_optional_dependency():
+    code = (
+        "import sys, textenvs, gymnasium as gym; "
+        "assert 'Fastsim-Text-Household-v0' in gym.registry; "
+        "assert 'numba' not in sys.modules and 'textenvs.envs.fastsim.env' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

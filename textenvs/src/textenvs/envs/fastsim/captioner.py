@@ -6,7 +6,9 @@ y up, so "north" is up. The simulator's frame is real units (600 per side), orig
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -109,15 +111,12 @@ def compass(dx: float, dy_up: float) -> str:
     return _COMPASS[sector]
 
 
-def _units(value: float) -> str:
-    return f"{value:.0f}"
-
-
-def describe_robot(world: World, pose: np.ndarray, sensors: np.ndarray, hit_wall: bool) -> str:
+def describe_robot(world: World, pose: Sequence[float], sensors: Sequence[float], hit_wall: bool) -> str:
     """What the robot's situation is, in one paragraph: where (tile colour, nearby objects, region),
-    heading, goal bearing, laser readings and bumpers."""
+    heading, goal bearing, laser readings and bumpers. Pass plain floats (``array.tolist()``): NumPy
+    scalars format several times slower."""
     layout = world.layout
-    x, y, theta = (float(v) for v in pose)
+    x, y, theta = pose
     px, py = to_pixels(world, x, y)
     position = paper_position(world, x, y)
     where = f"You are at ({position[0]:.1f}, {position[1]:.1f})"
@@ -132,7 +131,7 @@ def describe_robot(world: World, pose: np.ndarray, sensors: np.ndarray, hit_wall
     goal_distance = math.hypot(gx - x, gy - y)
     sentences = [
         f"{where}, facing {compass(math.cos(theta), -math.sin(theta))}.",
-        f"The goal is {_units(goal_distance)} units away to the {compass(gx - x, y - gy)}."
+        f"The goal is {goal_distance:.0f} units away to the {compass(gx - x, y - gy)}."
         if goal_distance > layout.goal_diameter / 2
         else "You are on the goal.",
         _laser_sentence(layout, sensors),
@@ -145,13 +144,21 @@ def describe_robot(world: World, pose: np.ndarray, sensors: np.ndarray, hit_wall
     return " ".join(sentences)
 
 
-def _laser_sentence(layout: Layout, sensors: np.ndarray) -> str:
-    parts = []
-    for angle, reading in zip(layout.laser_angles_deg, sensors[: len(layout.laser_angles_deg)], strict=True):
-        # positive laser angles turn clockwise on the map (y down): the robot's right
-        side = "ahead" if angle == 0 else f"{abs(angle):.0f} degrees to the {'right' if angle > 0 else 'left'}"
-        seen = "nothing within range" if reading >= layout.laser_range else f"a wall at {_units(reading)}"
-        parts.append(f"{side}: {seen}")
+@functools.lru_cache(maxsize=8)
+def _laser_sides(layout: Layout) -> tuple[str, ...]:
+    # positive laser angles turn clockwise on the map (y down): the robot's right
+    return tuple(
+        "ahead" if angle == 0 else f"{abs(angle):.0f} degrees to the {'right' if angle > 0 else 'left'}"
+        for angle in layout.laser_angles_deg
+    )
+
+
+def _laser_sentence(layout: Layout, sensors: Sequence[float]) -> str:
+    far = layout.laser_range
+    parts = [
+        f"{side}: nothing within range" if reading >= far else f"{side}: a wall at {reading:.0f}"
+        for side, reading in zip(_laser_sides(layout), sensors, strict=False)
+    ]
     return "Lasers: " + "; ".join(parts) + "."
 
 

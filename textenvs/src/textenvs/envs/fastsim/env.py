@@ -15,8 +15,9 @@ from textenvs.envs.fastsim.metrics import EpisodeTracker
 from textenvs.envs.fastsim.renderer import image_shape, render_frame
 from textenvs.envs.fastsim.simulator import COLLISION, HIT_WALL, RobotBatch, World, load_world
 
-#: Upper bound of the text observation's length (the longest description is well under half of it).
+#: Upper bounds of the text and mission lengths (the longest description is well under half of it).
 TEXT_MAX_LENGTH = 1024
+MISSION_MAX_LENGTH = 256
 _STAND_STILL = np.zeros(2)
 
 
@@ -108,6 +109,7 @@ class FastsimNavEnv(TextEnv):
         super().__init__(
             vocabulary=None,
             text_max_length=TEXT_MAX_LENGTH,
+            mission_max_length=MISSION_MAX_LENGTH,
             image_shape=image_shape(self.world),
             native_spaces={"sensors": sensor_space(self.world)},
             obs_mode=obs_mode,
@@ -163,8 +165,10 @@ class FastsimNavEnv(TextEnv):
         return self.layout.mission
 
     def describe(self) -> str:
-        sensors = self.robots.sensors[0]
-        return describe_robot(self.world, self.robots.state[0], sensors, bool(self.robots.flags[0, HIT_WALL]))
+        robots = self.robots
+        return describe_robot(
+            self.world, robots.state[0].tolist(), robots.sensors[0].tolist(), robots.flags[0, HIT_WALL]
+        )
 
     def render_image(self) -> np.ndarray:
         return render_frame(self.world, self.robots.state[0], self.robots.lasers[0])

@@ -12,7 +12,7 @@ from gymnasium.vector.utils import batch_space
 
 from textenvs.core.spaces import OBS_MODES, check_choice, image_space, text_space
 from textenvs.envs.fastsim.captioner import describe_robot
-from textenvs.envs.fastsim.env import TEXT_MAX_LENGTH, reset_pose, sensor_space, wheel_space
+from textenvs.envs.fastsim.env import MISSION_MAX_LENGTH, TEXT_MAX_LENGTH, reset_pose, sensor_space, wheel_space
 from textenvs.envs.fastsim.metrics import EpisodeTracker
 from textenvs.envs.fastsim.renderer import image_shape, render_frame
 from textenvs.envs.fastsim.simulator import COLLISION, HIT_WALL, RobotBatch, load_world
@@ -53,7 +53,10 @@ class FastsimVectorEnv(VectorEnv):
         self.robots = RobotBatch(self.world, num_envs)
         self.tracker = EpisodeTracker(self.world, num_envs, max_steps)
         self._autoreset = np.zeros(num_envs, bool)
-        single: dict[str, spaces.Space] = {"sensors": sensor_space(self.world), "mission": text_space(512)}
+        single: dict[str, spaces.Space] = {
+            "sensors": sensor_space(self.world),
+            "mission": text_space(MISSION_MAX_LENGTH),
+        }
         if obs_mode != "pixels":
             single["text"] = text_space(TEXT_MAX_LENGTH)
         if obs_mode != "text":
@@ -128,8 +131,8 @@ class FastsimVectorEnv(VectorEnv):
         return info
 
     def _texts(self, sensors: np.ndarray) -> tuple[str, ...]:
-        state, hit_wall = self.robots.state, self.robots.flags[:, HIT_WALL]
-        return tuple(describe_robot(self.world, state[r], sensors[r], bool(hit_wall[r])) for r in range(self.num_envs))
+        state, sensors, hit_wall = self.robots.state.tolist(), sensors.tolist(), self.robots.flags[:, HIT_WALL].tolist()
+        return tuple(describe_robot(self.world, state[r], sensors[r], hit_wall[r]) for r in range(self.num_envs))
 
     def _frame(self, row: int) -> np.ndarray:
         return render_frame(self.world, self.robots.state[row], self.robots.lasers[row])
