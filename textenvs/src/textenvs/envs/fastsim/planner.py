@@ -55,7 +55,7 @@ def _dijkstra(step_cost, size, sources):
     """Octile shortest-path costs on the ``size`` x ``size`` grid from ``sources`` (flat indices, cost 0);
     entering pixel p costs ``step_cost[p]`` times the step length (inf = impassable)."""
     cost = np.full(size * size, np.inf)
-    heap = [(0.0, 0)]
+    heap = [(0.0, 0)]  # a typed list for numba, emptied at once
     heap.pop()
     for source in sources:
         cost[source] = 0.0
@@ -97,7 +97,8 @@ def clearance(obstacles: np.ndarray, cap: float = COMFORT_CLEARANCE_PX) -> np.nd
 
 
 @functools.lru_cache(maxsize=4)
-def _cost_field(world: World) -> CostField:
+def cost_field(world: World) -> CostField:
+    """The wavefront field of ``world``'s goal (cached per world)."""
     obstacles = world.obstacles
     gi, gj = (world.real_to_pixel(v) for v in world.layout.goal)
     room = clearance(obstacles)
@@ -115,8 +116,3 @@ def _cost_field(world: World) -> CostField:
         best_cost = np.where(better, neighbour, best_cost)
         best_index = np.where(better, own_index + dj * size + di, best_index)
     return CostField(cost, best_index, (gi, gj), room)
-
-
-def cost_field(world: World) -> CostField:
-    """The (cached) wavefront field of ``world``'s goal."""
-    return _cost_field(world)
