@@ -152,3 +152,27 @@ def test_sampling_fields_are_validated():
         Sampling.of(top_p=0)
     with pytest.raises(TypeError, match="unknown sampling argument"):
         Sampling.of(beams=4)
+
+
+def test_score_with_token_ids_is_exact_for_glam_prompts(server, causal_backend, tiny_models):
+    # GLAM's prompt ends with "Action 0: " and candidates have no leading space: text scoring would let the
+    # server merge the boundary; token ids keep context and candidate tokenized apart, as lamorel does.
+    contexts = [
+        "Possible action of the agent: turn left, go forward \n Goal of the agent: go to the red ball \n"
+        " Observation 0: You see a wall 2 steps forward, \n Action 0: "
+    ]
+    candidates = [["turn left", "go forward", "toggle"]]
+    remote = OpenAIBackend("tiny", base_url=server.url, tokenizer=str(tiny_models.causal))
+    local = causal_backend.score(contexts, candidates)[0]
+    by_hand = [hand_scores(causal_backend, contexts[0], c) for c in candidates[0]]
+    assert remote.score(contexts, candidates)[0] == pytest.approx(local, abs=1e-4)
+    assert local == pytest.approx(by_hand, abs=1e-4)
+
+
+def test_token_id_prompts_through_the_client(client, causal_backend):
+    ids = causal_backend.encode(CONTEXTS[0])
+    response = client.completions.create(model="tiny", prompt=ids, max_tokens=0, echo=True, logprobs=1)
+    assert response.choices[0].text == causal_backend.tokenizer.decode(ids)
+    assert len(response.choices[0].logprobs.tokens) == len(ids)
+    with pytest.raises(openai.BadRequestError, match="token ids must be in"):
+        client.completions.create(model="tiny", prompt=[10**7], max_tokens=1)

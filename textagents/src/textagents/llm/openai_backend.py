@@ -2,11 +2,13 @@
 
 Transient failures (429, 5xx, timeouts, dropped connections) are retried with exponential backoff; other
 client errors (4xx) fail at once with the server's message. ``score`` uses ``/v1/completions`` with
-``echo=True, logprobs=1, max_tokens=0``: the server returns the log-prob of every prompt token, and the
-tokens that start at or after the end of the context are the candidate's. The server tokenizes
-context + candidate together, so this equals a local ``score`` (which tokenizes them apart, as lamorel
-does) when the tokenizer splits at the boundary, e.g. a context ending in a word and a candidate
-starting with a space.
+``echo=True, logprobs=1, max_tokens=0``: the server returns the log-prob of every prompt token. Given the
+model's ``tokenizer``, the prompts are sent as token ids — the context's and the candidate's tokenized
+apart, exactly as a local ``score`` (and lamorel) does — and the candidate's tokens are the last ones.
+Without it the prompts are text, the server tokenizes context + candidate together and the tokens that
+start at or after the end of the context count: equal to a local ``score`` only when the tokenizer splits
+at that boundary (a context ending in a word, a candidate starting with a space), not e.g. for GLAM's
+prompts, which end with a space.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class OpenAIBackend:
             need none, OpenAI's does.
         timeout_s: per-request timeout; max_retries: retries of transient failures, waiting
             ``backoff_s * 2**attempt`` (at most ``max_backoff_s``) between them.
+        tokenizer: the served model's tokenizer (an object with ``__call__``, or a path for
+            ``AutoTokenizer``) to score with token ids, exactly as lamorel; None scores with text.
     """
 
     def __init__(
@@ -53,6 +57,7 @@ class OpenAIBackend:
         backoff_s: float = 1.0,
         max_backoff_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
+        tokenizer: Any = None,
     ):
         api_key = os.environ.get(api_key_env)
         if not api_key:
@@ -66,6 +71,11 @@ class OpenAIBackend:
         self.max_backoff_s = max_backoff_s
         self.sleep = sleep
         self.usage = TokenUsage()
+        if isinstance(tokenizer, (str, os.PathLike)):
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(tokenizer)
+        self.tokenizer = tokenizer
 
     def _request(self, call: Callable[..., Any], **kwargs: Any) -> Any:
         openai = _openai()
@@ -126,27 +136,40 @@ class OpenAIBackend:
         check_score_inputs(contexts, candidates)
         scores = []
         for context, options in zip(contexts, candidates, strict=True):
+            if self.tokenizer is not None:
+                context_ids = list(self.tokenizer(context)["input_ids"])
+                option_ids = [list(self.tokenizer(o, add_special_tokens=False)["input_ids"]) for o in options]
+                prompt: list[Any] = [context_ids + ids for ids in option_ids]
+            else:
+                prompt = [context + option for option in options]
             response = self._request(
-                self.client.completions.create,
-                prompt=[context + option for option in options],
-                echo=True,
-                logprobs=1,
-                max_tokens=0,
-                temperature=0.0,
+                self.client.completions.create, prompt=prompt, echo=True, logprobs=1, max_tokens=0, temperature=0.0
             )
             choices = sorted(response.choices, key=lambda c: c.index)
-            scores.append([candidate_logprob(choice.logprobs, len(context)) for choice in choices])
+            if self.tokenizer is not None:
+                row = [last_tokens_logprob(c.logprobs, len(ids)) for c, ids in zip(choices, option_ids, strict=True)]
+            else:
+                row = [candidate_logprob(choice.logprobs, len(context)) for choice in choices]
+            scores.append(row)
         return scores
+
+
+def _prompt_logprobs(logprobs: Any) -> list[float | None]:
+    if logprobs is None or logprobs.token_logprobs is None:
+        raise LLMRequestError("the server returned no prompt log-probs for echo=True, logprobs=1")
+    return list(logprobs.token_logprobs)
+
+
+def last_tokens_logprob(logprobs: Any, count: int) -> float:
+    """Sum of the log-probs of the last ``count`` echoed tokens."""
+    values = _prompt_logprobs(logprobs)[-count:] if count else []
+    return float(sum(v for v in values if v is not None))
 
 
 def candidate_logprob(logprobs: Any, context_chars: int) -> float:
     """Sum of the log-probs of the echoed tokens that start at or after character ``context_chars``."""
-    if logprobs is None or logprobs.text_offset is None or logprobs.token_logprobs is None:
-        raise LLMRequestError("the server returned no prompt log-probs for echo=True, logprobs=1")
-    return float(
-        sum(
-            lp
-            for offset, lp in zip(logprobs.text_offset, logprobs.token_logprobs, strict=True)
-            if offset >= context_chars and lp is not None
-        )
-    )
+    values = _prompt_logprobs(logprobs)
+    if logprobs.text_offset is None:
+        raise LLMRequestError("the server returned no text offsets for echo=True, logprobs=1")
+    pairs = zip(logprobs.text_offset, values, strict=True)
+    return float(sum(lp for offset, lp in pairs if offset >= context_chars and lp is not None))

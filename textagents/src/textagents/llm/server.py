@@ -71,6 +71,27 @@ def sampling_of(body: dict[str, Any], max_tokens_limit: int, max_tokens_key: str
         raise RequestError(HTTPStatus.BAD_REQUEST, str(error)) from error
 
 
+def _is_token_ids(value: Any) -> bool:
+    return (
+        isinstance(value, list) and bool(value) and all(isinstance(t, int) and not isinstance(t, bool) for t in value)
+    )
+
+
+def prompts_of(prompt: Any, vocabulary_size: int) -> list[str | list[int]]:
+    """The request's prompts: a string, a list of strings, token ids, or a list of token-id lists."""
+    if isinstance(prompt, str) or _is_token_ids(prompt):
+        prompts = [prompt]
+    elif isinstance(prompt, list) and prompt and all(isinstance(p, str) or _is_token_ids(p) for p in prompt):
+        prompts = list(prompt)
+    else:
+        message = "'prompt' must be a string, a list of strings, a list of token ids or a list of such lists"
+        raise RequestError(HTTPStatus.BAD_REQUEST, message, "prompt")
+    for p in prompts:
+        if not isinstance(p, str) and not all(0 <= t < vocabulary_size for t in p):
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"token ids must be in 0..{vocabulary_size - 1}", "prompt")
+    return prompts
+
+
 def _error_body(status: HTTPStatus, message: str, param: str | None = None) -> dict[str, Any]:
     kind = "invalid_request_error" if status < 500 else "server_error"
     return {"error": {"message": message, "type": kind, "param": param, "code": status.value}}
@@ -99,12 +120,7 @@ class OpenAIEndpoints:
 
     def completions(self, body: dict[str, Any]) -> dict[str, Any]:
         self._check_model(body)
-        prompt = body.get("prompt")
-        prompts = [prompt] if isinstance(prompt, str) else prompt
-        if not isinstance(prompts, list) or not prompts or not all(isinstance(p, str) for p in prompts):
-            raise RequestError(
-                HTTPStatus.BAD_REQUEST, "'prompt' must be a string or a non-empty list of strings", "prompt"
-            )
+        prompts = prompts_of(body.get("prompt"), len(self.backend.tokenizer))
         sampling = sampling_of(body, self.max_tokens_limit)
         top = _field(body, "logprobs", int, None)
         if top is not None and not 0 <= top <= MAX_LOGPROBS:
@@ -115,14 +131,14 @@ class OpenAIEndpoints:
         wanted = 0 if top is None else max(top, 1)
         generated = self.backend.generate_detailed(prompts, sampling, logprobs=wanted)
         choices, prompt_tokens, completion_tokens = [], 0, 0
-        for index, (text, completion) in enumerate(zip(prompts, generated, strict=True)):
+        for index, (prompt, completion) in enumerate(zip(prompts, generated, strict=True)):
             prompt_tokens += completion.prompt_tokens
             completion_tokens += len(completion.tokens)
-            echoed = self.backend.prompt_logprobs(text, top=max(wanted, 1)) if echo else None
+            echoed = self.backend.prompt_logprobs(prompt, top=max(wanted, 1)) if echo else None
             choices.append(
                 {
                     "index": index,
-                    "text": (text if echo else "") + completion.text,
+                    "text": (echoed.text if echoed is not None else "") + completion.text,
                     "logprobs": None if top is None else completion_logprobs(echoed, completion, top),
                     "finish_reason": completion.finish_reason,
                 }

@@ -257,8 +257,11 @@ class TransformersBackend:
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
         return [g.text for g in self.generate_detailed(prompts, Sampling.of(**sampling))]
 
-    def generate_detailed(self, prompts: Sequence[str], sampling: Sampling, logprobs: int = 0) -> list[Generated]:
-        """Completions with their tokens and, when ``logprobs`` > 0, each token's log-prob and top alternatives."""
+    def generate_detailed(
+        self, prompts: Sequence[str | list[int]], sampling: Sampling, logprobs: int = 0
+    ) -> list[Generated]:
+        """Completions with their tokens and, when ``logprobs`` > 0, each token's log-prob and top alternatives.
+        A prompt is a string or a list of token ids."""
         if isinstance(prompts, str):
             raise TypeError("generate takes a list of prompts, got one string")
         results: list[Generated] = []
@@ -269,12 +272,12 @@ class TransformersBackend:
                 results += self._generate_batch(prompts[start : start + self.batch_size], sampling, logprobs)
         return results
 
-    def _generate_batch(self, prompts: Sequence[str], sampling: Sampling, logprobs: int) -> list[Generated]:
-        prompt_ids = [self.encode(p) for p in prompts]
+    def _generate_batch(self, prompts: Sequence[str | list[int]], sampling: Sampling, logprobs: int) -> list[Generated]:
+        prompt_ids = [self.encode(p) if isinstance(p, str) else list(p) for p in prompts]
         ids, mask = self._pad(prompt_ids, left=not self.seq2seq)
         if sampling.max_tokens == 0:
             self.usage.add(sum(map(len, prompt_ids)), 0)
-            return [Generated("", [], [], [], "length") for _ in prompts]
+            return [Generated("", [], [], [], "length", prompt_tokens=len(ids)) for ids in prompt_ids]
         sample = sampling.temperature > 0
         options: dict[str, Any] = {"do_sample": sample, "max_new_tokens": sampling.max_tokens}
         if sample:
@@ -320,17 +323,20 @@ class TransformersBackend:
         values, indices = logprobs.topk(max(top, 1))
         return {self.tokenizer.decode([int(i)]): float(v) for v, i in zip(values, indices, strict=True)}
 
-    def prompt_logprobs(self, prompt: str, top: int = 1) -> Generated:
+    def prompt_logprobs(self, prompt: str | list[int], top: int = 1) -> Generated:
         """The prompt's own tokens with each one's log-prob given the previous ones (``None`` for the first),
-        as ``/v1/completions`` returns them with ``echo=True`` (causal models)."""
+        as ``/v1/completions`` returns them with ``echo=True`` (causal models). ``prompt`` may be token ids,
+        as the OpenAI API allows: then its text is their decoding."""
         if self.seq2seq:
             raise NotImplementedError("prompt log-probs (echo) are defined for causal models")
-        encoded = self.tokenizer(prompt, return_offsets_mapping=self.tokenizer.is_fast)
-        ids = list(encoded["input_ids"])
-        if self.tokenizer.is_fast:
-            offsets = [start for start, _ in encoded["offset_mapping"]]
+        if isinstance(prompt, str):
+            encoded = self.tokenizer(prompt, return_offsets_mapping=self.tokenizer.is_fast)
+            ids = list(encoded["input_ids"])
+            offsets = [start for start, _ in encoded["offset_mapping"]] if self.tokenizer.is_fast else None
         else:
-            offsets = [len(self.tokenizer.decode(ids[:i])) for i in range(len(ids))]
+            ids, offsets, prompt = list(prompt), None, self.tokenizer.decode(prompt)
+        if not ids:
+            raise ValueError("the prompt has no tokens")
         with self.lock, torch.no_grad():
             logits = self.model(input_ids=torch.tensor([ids], device=self.device)).logits[0]
         logprobs = torch.log_softmax(logits.float(), dim=-1)
