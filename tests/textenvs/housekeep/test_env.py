@@ -76,10 +76,14 @@ def test_admissible_commands_all_succeed():
     env = HousekeepTextEnv()
     rng = np.random.default_rng(0)
     _, info = env.reset(seed=1)
-    for _ in range(200):
+    for _ in range(600):
         command = info["admissible_commands"][int(rng.integers(len(info["admissible_commands"])))]
         _, _, terminated, truncated, info = env.step(command)
         assert not info["invalid_action"] and info["action_succeeded"], (command, info["feedback"])
+        world = env.world  # the incrementally kept counts agree with a recount
+        assert world.correct_count == sum(world.is_correct(i) for i in range(len(world.location)))
+        recount = sum(world.is_correct(i) for i in world.misplaced_at_start) / len(world.misplaced_at_start)
+        assert info["progression"] == recount
         if terminated or truncated:
             _, info = env.reset()
 

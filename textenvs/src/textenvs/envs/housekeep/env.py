@@ -105,7 +105,6 @@ class HousekeepTextEnv(TextEnv):
         self._floor_plan: FloorPlan | None = None
         self._describe_cache: tuple[int, str] | None = None
         self._admissible_cache: tuple[int, list[str]] | None = None
-        self._terminated = False
         self._validated_texts: dict[str, str] = {}
         self._charset = frozenset(PRINTABLE)
 
@@ -116,7 +115,6 @@ class HousekeepTextEnv(TextEnv):
         self.world = World(scene, self.episode, self.annotations, [self.episode.robot_start])
         self._floor_plan = None
         self._describe_cache = self._admissible_cache = None
-        self._terminated = False
         return self._family_info()
 
     def _family_info(self) -> dict[str, Any]:
@@ -160,8 +158,7 @@ class HousekeepTextEnv(TextEnv):
         parsed = commands.parse(command, world.names, world.parsed)
         result = world.execute(0, parsed)
         reward = command_reward(result) + success_bonus(world)
-        self._terminated = parsed.verb == MISSION_COMPLETE
-        return self._outcome(reward, self._terminated, result.feedback, result.success)
+        return self._outcome(reward, parsed.verb == MISSION_COMPLETE, result.feedback, result.success)
 
     def _outcome(self, reward: float, terminated: bool, feedback: str, succeeded: bool = False) -> StepOutcome:
         world = self.world
@@ -209,11 +206,9 @@ class HousekeepTextEnv(TextEnv):
         return world.robots[0].holding == -1 and world.all_correct()
 
     def progression(self) -> float:
-        world = self.world
-        misplaced = world.misplaced_at_start
-        if not misplaced:
-            return 1.0
-        return sum(world.is_correct(i) for i in misplaced) / len(misplaced)
+        """The fraction of initially misplaced objects that are on a correct receptacle now."""
+        misplaced = len(self.world.misplaced_at_start)
+        return self.world.rearranged_count / misplaced if misplaced else 1.0
 
     def episode_metrics(self) -> dict[str, Any]:
         return episode_metrics(self.world)

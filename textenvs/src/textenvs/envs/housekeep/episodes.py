@@ -40,18 +40,6 @@ class Episode:
         """Objects that start on a receptacle that is not correct for them."""
         return tuple(i for i, (s, c) in enumerate(zip(self.start, self.correct, strict=True)) if s not in c)
 
-    def to_dict(self) -> dict:
-        return {
-            "scene": self.scene,
-            "episode_id": self.episode_id,
-            "receptacles": list(self.receptacles),
-            "objects": list(self.objects),
-            "categories": list(self.categories),
-            "start": list(self.start),
-            "correct": [list(c) for c in self.correct],
-            "robot_start": list(self.robot_start),
-        }
-
     @classmethod
     def from_dict(cls, raw: dict) -> Episode:
         return cls(

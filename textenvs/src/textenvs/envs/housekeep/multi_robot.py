@@ -165,8 +165,8 @@ class HousekeepMultiRobotEnv(ParallelEnv):
     def _infos(self, feedback: dict[str, str], invalid: dict[str, bool]) -> dict[str, dict[str, Any]]:
         world = self.world
         success = all(r.holding == HELD for r in world.robots) and world.all_correct()
-        misplaced = world.misplaced_at_start
-        progression = sum(world.is_correct(i) for i in misplaced) / len(misplaced) if misplaced else 1.0
+        misplaced = len(world.misplaced_at_start)
+        progression = world.rearranged_count / misplaced if misplaced else 1.0
         return {
             agent: {
                 "admissible_commands": world.admissible_commands(self.possible_agents.index(agent)),

@@ -75,6 +75,14 @@ class Layout:
     go_to_receptacle: list[str]
     look_at_receptacle: list[str]
 
+    @functools.cached_property
+    def commands(self) -> dict[str, Command]:
+        """Canonical go-to/look-at commands about rooms and receptacles, parsed."""
+        table = {text: Command(GO_TO, Ref(ROOM, i)) for i, text in enumerate(self.go_to_room)}
+        table.update({text: Command(GO_TO, Ref(RECEPTACLE, i)) for i, text in enumerate(self.go_to_receptacle)})
+        table.update({text: Command(LOOK_AT, Ref(RECEPTACLE, i)) for i, text in enumerate(self.look_at_receptacle)})
+        return table
+
 
 @functools.lru_cache(maxsize=64)
 def layout(scene: Scene, receptacle_keys: tuple[str, ...]) -> Layout:
@@ -124,10 +132,10 @@ class World:
             frozenset(local[episode.receptacles[c]] for c in cs if episode.receptacles[c] in local)
             for cs in episode.correct
         ]
-        self.start_location = list(self.location)
         self.initially_correct = [self.location[i] in self.correct[i] for i in range(len(self.location))]
         self.misplaced_at_start = [i for i, ok in enumerate(self.initially_correct) if not ok]
-        self.correct_count = sum(self.initially_correct)
+        self.correct_count = sum(self.initially_correct)  # objects on a correct receptacle now
+        self.rearranged_count = 0  # initially misplaced objects on a correct receptacle now
         self.names = dict(static.names)
         self.names.update({name: Ref(OBJECT, i) for i, name in enumerate(self.object_names)})
         # Command strings, formatted once: admissible lists are built from them every step.
@@ -137,7 +145,14 @@ class World:
         self.go_to_object = [f"{GO_TO} {name}" for name in self.object_names]
         self.look_at_object = [f"{LOOK_AT} {name}" for name in self.object_names]
         self.pick_up_object = [f"{PICK_UP} {name}" for name in self.object_names]
-        self.parsed: dict[str, Command] = {}  # parse cache of this episode's command texts
+        # Parse cache of this episode's command texts, seeded with every canonical command but placing.
+        self.parsed: dict[str, Command] = dict(static.commands)
+        for i in range(len(self.object_names)):
+            target = Ref(OBJECT, i)
+            self.parsed[self.go_to_object[i]] = Command(GO_TO, target)
+            self.parsed[self.look_at_object[i]] = Command(LOOK_AT, target)
+            self.parsed[self.pick_up_object[i]] = Command(PICK_UP, target)
+        self._go_to_commands: dict[int, tuple[int, list[str]]] = {}
         self.robots = [self._new_robot(x, z) for x, z in robot_starts]
         # Bookkeeping for rewards and metrics.
         self.picks = [0] * len(self.object_keys)
@@ -175,9 +190,6 @@ class World:
     def holder(self, obj: int) -> int | None:
         return next((i for i, r in enumerate(self.robots) if r.holding == obj), None)
 
-    def objects_on(self, receptacle: int) -> list[int]:
-        return [i for i, loc in enumerate(self.location) if loc == receptacle]
-
     def position_of(self, ref: Ref) -> tuple[float, float] | None:
         if ref.kind == ROOM:
             return self.rooms[ref.index].center
@@ -206,8 +218,13 @@ class World:
         """The commands that would succeed now for one robot, in a fixed order."""
         robot = self.robots[robot_id]
         location = self.location
-        result = self.go_to_room + [self.go_to_receptacle[r] for r in robot.known_receptacles]
-        result += [self.go_to_object[o] for o in robot.known_objects if location[o] != HELD]
+        cached = self._go_to_commands.get(robot_id)
+        if cached is None or cached[0] != self.text_version:
+            # the go-to part changes only with knowledge and object moves, which bump text_version
+            go_to = self.go_to_room + [self.go_to_receptacle[r] for r in robot.known_receptacles]
+            go_to += [self.go_to_object[o] for o in robot.known_objects if location[o] != HELD]
+            cached = self._go_to_commands[robot_id] = (self.text_version, go_to)
+        result = list(cached[1])
         near = robot.near
         if near is not None and near.kind != ROOM:
             rec = near.index if near.kind == RECEPTACLE else location[near.index]
@@ -344,6 +361,7 @@ class World:
             return ActionResult(PICK_UP, False, 1, f"You cannot pick up {name}: go to it and look at it first.")
         was_correct = self.is_correct(obj)
         self.correct_count -= was_correct
+        self.rearranged_count -= was_correct and not self.initially_correct[obj]
         self.location[obj] = HELD
         robot.holding = obj
         robot.looking = None
@@ -372,7 +390,9 @@ class World:
             )
         obj = held.index
         self.location[obj] = destination.index
-        self.correct_count += self.is_correct(obj)
+        now_correct = self.is_correct(obj)
+        self.correct_count += now_correct
+        self.rearranged_count += now_correct and not self.initially_correct[obj]
         robot.holding = HELD
         self.places[obj] += 1
         self.text_version += 1
