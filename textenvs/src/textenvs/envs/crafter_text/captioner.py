@@ -63,8 +63,8 @@ def _semantic(state: Mapping[str, Any]) -> np.ndarray:
     semantic = np.asarray(state["semantic"])
     if semantic.ndim != 2:
         raise ValueError(f"state['semantic'] must be a 2-D map indexed [x][y], got shape {semantic.shape}")
-    unknown = sorted({int(i) for i in np.unique(semantic) if not 0 <= i < len(ID_TO_ITEM)})
-    if unknown:
+    if semantic.size and (semantic.min() < 0 or semantic.max() >= len(ID_TO_ITEM)):
+        unknown = sorted({int(i) for i in np.unique(semantic) if not 0 <= i < len(ID_TO_ITEM)})
         raise ValueError(f"state['semantic'] holds unknown ids {unknown}; valid ids are 0..{len(ID_TO_ITEM) - 1}")
     x, y = (int(v) for v in state["player_pos"])
     if not (0 <= x < semantic.shape[0] and 0 <= y < semantic.shape[1]) or semantic[x, y] != PLAYER_ID:

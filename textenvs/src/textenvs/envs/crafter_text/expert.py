@@ -100,7 +100,7 @@ class CrafterExpert:
         if player.sleeping:
             return "Noop"
         grid = self._snapshot()
-        fight = self._fight(grid)
+        fight = self._fight()
         if fight:
             return fight
         if self._shelter is not None or self._wants_shelter():
@@ -205,7 +205,7 @@ class CrafterExpert:
         return self._interact(grid, target, "Do")
 
     # ----------------------------------------------------------------- fighting and shelter
-    def _fight(self, grid: _Map) -> str | None:
+    def _fight(self) -> str | None:
         """Face and hit an adjacent zombie or skeleton; wall off a zombie two cells ahead when hurt."""
         px, py = (int(v) for v in self._player.pos)
         for (dx, dy), move in _DIRECTIONS.items():

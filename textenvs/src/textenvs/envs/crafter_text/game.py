@@ -42,7 +42,6 @@ class DeterministicCrafter(crafter.Env):
         super().__init__(area=AREA, view=VIEW, length=length, seed=0)
         item_rows = int(np.ceil(len(crafter.constants.items) / VIEW[0]))
         self._local_view = _SeededNoiseLocalView(self._world, self._textures, [VIEW[0], VIEW[1] - item_rows])
-        self.last_info: dict[str, Any] = {}
 
     def start_episode(self, world_seed: int, noise_seed: int) -> None:
         """Crafter's ``reset`` with an explicit world seed (crafter derives it from a per-env counter)."""
@@ -56,7 +55,6 @@ class DeterministicCrafter(crafter.Env):
         self._world.add(self._player)
         self._unlocked = set()
         worldgen.generate_world(self._world, self._player)
-        self.last_info = {}
 
     @property
     def player(self) -> objects.Player:
@@ -78,11 +76,6 @@ class DeterministicCrafter(crafter.Env):
         """The frame crafter would show, ``(height, width, 3)`` uint8."""
         self._local_view.frame = self._step
         return self.render((width, height))
-
-    def step(self, action: int) -> tuple[None, float, bool, dict[str, Any]]:
-        _obs, reward, done, info = super().step(action)
-        self.last_info = info
-        return None, reward, done, info
 
     def _obs(self) -> None:
         return None  # rendering happens in ``image`` only when an observation needs pixels
