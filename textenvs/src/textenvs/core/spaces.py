@@ -38,7 +38,7 @@ def check_text_fits(text: str, space: spaces.Text, what: str) -> str:
             f"{what} is {len(text)} characters long but its space holds at most {space.max_length}; "
             "this is a bug in the environment's text size, please report it"
         )
-    bad = sorted({c for c in text if c not in space.character_set})
-    if bad:
+    if not space.character_set.issuperset(text):
+        bad = sorted(set(text) - space.character_set)
         raise ValueError(f"{what} contains characters outside the printable charset: {bad!r}")
     return text
