@@ -49,6 +49,7 @@ def test_llm_personalize_id_uses_the_papers_scenes():
         ({"objects_split": "all"}, "'seen', 'unseen'"),
         ({"text_style": "prose"}, "'llm_personalize', 'ellm'"),
         ({"scenes": ["Rs_int"], "episode_source": "original"}, "scenes with original episodes"),
+        ({"split": "train", "objects_split": "unseen"}, "needs split='val' or 'test'"),
     ],
 )
 def test_bad_arguments_name_the_valid_values(kwargs, match):
@@ -152,3 +153,18 @@ def test_observation_is_in_the_papers_context_format(data_dir):
     assert format_context(holding, rooms) == obs["text"]
     assert [r.name for r in rooms] == ["bathroom 0", "bedroom 0", "corridor 0"]
     assert rooms[2].receptacles == ["corridor 0 plant 0"]  # as in the golden contexts
+
+
+@pytest.mark.parametrize("objects_split", ["seen", "unseen"])
+def test_original_val_episodes_follow_objects_split(objects_split):
+    from textenvs.envs.housekeep.annotations import load_splits
+
+    train = set(load_splits().objects["train"])
+    env = HousekeepTextEnv(split="val", episode_source="original", objects_split=objects_split)
+    for seed in range(10):
+        env.reset(seed=seed)
+        assert (
+            set(env.episode.categories) <= train
+            if objects_split == "seen"
+            else not set(env.episode.categories) <= train
+        )

@@ -10,9 +10,9 @@ import numpy as np
 from textenvs.core.spaces import check_choice
 from textenvs.envs.housekeep import captioner
 from textenvs.envs.housekeep.annotations import OBJECT_SPLITS, SPLITS, Annotations, load_annotations, load_splits
-from textenvs.envs.housekeep.episodes import Episode, load_original_episodes, scenes_with_original_episodes
+from textenvs.envs.housekeep.episodes import Episode, scenes_with_original_episodes
 from textenvs.envs.housekeep.generator import OBJECT_COUNTS
-from textenvs.envs.housekeep.sampling import EPISODE_SOURCES, choose_episode
+from textenvs.envs.housekeep.sampling import EPISODE_SOURCES, choose_episode, original_indices
 from textenvs.envs.housekeep.scenes import Scene, load_scene
 
 
@@ -41,6 +41,10 @@ class HousekeepConfig:
         check_choice("episode_source", episode_source, EPISODE_SOURCES)
         check_choice("objects_split", objects_split, OBJECT_SPLITS)
         check_choice("text_style", text_style, captioner.TEXT_STYLES)
+        if split == "train" and objects_split == "unseen":
+            raise ValueError(
+                "objects_split='unseen' needs split='val' or 'test': Housekeep holds out object categories there only"
+            )
         data_dir = None if data_dir is None else str(data_dir)
         if scenes is None:
             scenes = load_splits(data_dir).scenes[split]
@@ -50,8 +54,8 @@ class HousekeepConfig:
             raise ValueError(f"scenes must be a non-empty list of scene names, got {scenes!r}")
         loaded = tuple(load_scene(name, data_dir) for name in scenes)
         if episode_source == "original":
-            for scene in loaded:
-                load_original_episodes(scene.name, data_dir)  # fails now, naming the scenes that have files
+            for scene in loaded:  # fail now, naming the scenes that have files or the objects_split to use
+                original_indices(scene.name, objects_split, data_dir)
         return cls(loaded, split, episode_source, objects_split, text_style, load_annotations(data_dir), data_dir)
 
     def text_bound(self) -> int:
