@@ -139,12 +139,25 @@ def ray_pixel_blocked(pixels, width, a, b):
 
 
 @jit
-def trace_ray(pixels, width, a1, b1, a2, b2):
+def free_room(room, width, a, b):
+    """How many pixels in every direction (Chebyshev) around pixel (a, b) are surely free: 0 on an
+    obstacle or outside the map."""
+    if a < 0 or b < 0 or a >= width or b >= width:
+        return 0
+    return room[b * width + a]
+
+
+@jit
+def trace_ray(pixels, room, width, a1, b1, a2, b2):
     """Walk the supercover line from pixel (a1, b1) to (a2, b2); ``(hit, a, b)`` at the first obstacle.
 
     Bresenham along the major axis (the vertical one on ties); when the minor coordinate steps, the
     side pixel(s) crossed are tested too (both at an exact corner). The reported pixel is the line's own
     pixel at the step where an obstacle was met. A blocked start pixel counts at the first step.
+
+    ``room`` (see ``free_room``) only makes it faster: every pixel the next ``k`` steps test lies within
+    Chebyshev distance ``k`` of the current one, so when ``room`` says they are free the walk jumps there,
+    advancing Bresenham's error term in closed form. An all-zero ``room`` gives the plain walk.
     """
     a_step = -1 if a2 < a1 else 1
     b_step = -1 if b2 < b1 else 1
@@ -156,7 +169,19 @@ def trace_ray(pixels, width, a1, b1, a2, b2):
     if db >= da:
         error = db
         previous = db
-        for _ in range(db):
+        done = 0
+        while done < db:
+            jump = min(free_room(room, width, a, b) - 1, db - done)
+            if jump > 0:
+                total = error + jump * 2 * da
+                minor = (total - 1) // (2 * db)  # error stays in (0, 2 db]: one minor step per overflow
+                a += minor * a_step
+                b += jump * b_step
+                error = total - minor * 2 * db
+                previous = error
+                done += jump
+                continue
+            done += 1
             b += b_step
             error += 2 * da
             if error > 2 * db:
@@ -176,7 +201,19 @@ def trace_ray(pixels, width, a1, b1, a2, b2):
     else:
         error = da
         previous = da
-        for _ in range(da):
+        done = 0
+        while done < da:
+            jump = min(free_room(room, width, a, b) - 1, da - done)
+            if jump > 0:
+                total = error + jump * 2 * db
+                minor = (total - 1) // (2 * da)
+                b += minor * b_step
+                a += jump * a_step
+                error = total - minor * 2 * da
+                previous = error
+                done += jump
+                continue
+            done += 1
             a += a_step
             error += 2 * db
             if error > 2 * da:
@@ -197,13 +234,14 @@ def trace_ray(pixels, width, a1, b1, a2, b2):
 
 
 @jit
-def laser_distance(pixels, width, fx, x, y, theta, angle, laser_range):
+def laser_distance(pixels, room, width, fx, x, y, theta, angle, laser_range):
     """Distance from (x, y) to the corner of the first obstacle pixel on the laser's ray, or -1."""
     direction = F32(angle + theta)
     end_x = F32(F32(F32(math.cos(F64(direction))) * laser_range) + x)
     end_y = F32(F32(F32(math.sin(F64(direction))) * laser_range) + y)
     hit, a, b = trace_ray(
         pixels,
+        room,
         width,
         real_to_pixel(x, fx),
         real_to_pixel(y, fx),
@@ -232,10 +270,25 @@ def wheel_speed(action, max_speed, decimals):
 
 @jit
 def step_robots(
-    pixels, width, fx, radius, laser_angles, laser_range, sticky_walls, motion, state, lasers, flags, obs, actions, rows
+    pixels,
+    room,
+    width,
+    fx,
+    radius,
+    laser_angles,
+    laser_range,
+    sticky_walls,
+    motion,
+    state,
+    lasers,
+    flags,
+    obs,
+    actions,
+    rows,
 ):
     """Move the robots ``rows`` by their wheel speeds ``actions`` and update their sensors, in place.
 
+    ``pixels`` and ``room``: the world's flat pixel and free-room arrays (see ``simulator.World``);
     ``motion``: (max speed, rounding decimals); ``state``: float32[n, 3] (x, y, theta); ``lasers``:
     float32[n, n_lasers] (-1 = no hit); ``flags``: bool[n, 4] (left bumper, right bumper, collision since
     reset, collided this step); ``obs``: float32[n, n_lasers + 2], fastsim_gym's observation (lasers with
@@ -264,7 +317,7 @@ def step_robots(
         flags[r, 1] = right
         flags[r, 3] = collided
         for k in range(n_lasers):
-            distance = laser_distance(pixels, width, fx, new_x, new_y, new_theta, laser_angles[k], laser_range)
+            distance = laser_distance(pixels, room, width, fx, new_x, new_y, new_theta, laser_angles[k], laser_range)
             lasers[r, k] = distance
             obs[r, k] = laser_range if distance < 0 else min(distance, laser_range)
         obs[r, n_lasers] = F32(1.0) if left else F32(0.0)

@@ -25,6 +25,7 @@ class World:
     layout: Layout
     obstacles: np.ndarray  # bool[size, size], True = wall, as the PBM file says
     pixels: np.ndarray  # uint8[size * size], libfastsim's view (see pbm.physics_pixels)
+    room: np.ndarray  # int64[size * size], Chebyshev distance to the nearest obstacle or the outside
     fx: np.float32  # pixels per real unit
 
     @property
@@ -51,10 +52,25 @@ def load_world(layout: Layout | str, data_dir: str | os.PathLike[str] | None = N
 def _load_world(layout: Layout, path: Path) -> World:
     obstacles = load_pbm(path)
     pixels = physics_pixels(obstacles)
-    obstacles.setflags(write=False)
-    pixels.setflags(write=False)
+    room = free_room(pixels.reshape(obstacles.shape)).ravel()
+    for array in (obstacles, pixels, room):
+        array.setflags(write=False)
     fx = np.float32(obstacles.shape[1]) / np.float32(layout.real_size)
-    return World(layout, obstacles, pixels, fx)
+    return World(layout, obstacles, pixels, room, fx)
+
+
+def free_room(blocked: np.ndarray) -> np.ndarray:
+    """Chebyshev distance from every pixel to the nearest blocked pixel, the map's outside counting as
+    blocked (0 on obstacles): the laser walk jumps over pixels this says are free."""
+    size = blocked.shape[0]
+    room = np.where(blocked != 0, 0, size).astype(np.int64)
+    while True:
+        padded = np.pad(room, 1, constant_values=0)
+        nearest = np.min([padded[dj : dj + size, di : di + size] for dj in range(3) for di in range(3)], axis=0)
+        updated = np.minimum(room, nearest + 1)
+        if np.array_equal(updated, room):
+            return room
+        room = updated
 
 
 class RobotBatch:
@@ -106,6 +122,7 @@ class RobotBatch:
         world = self.world
         kernels.step_robots(
             world.pixels,
+            world.room,
             world.size,
             world.fx,
             self._radius,
