@@ -1,5 +1,6 @@
-"""``textagents`` command line: serve a local model over an OpenAI-compatible API, train and evaluate SB3
-agents on any registered env, build the tiny test models."""
+"""``textagents`` command line: serve a local model over an OpenAI-compatible API, play episodes with the
+human / random / expert agents, train and evaluate SB3 agents on any registered env, build the tiny test
+models."""
 
 from __future__ import annotations
 
@@ -35,6 +36,32 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from textagents.agents import ExpertAgent, HumanAgent, RandomAgent, play_episode
+    from textagents.agents.motion import make_for_llm
+
+    env = make_for_llm(args.env_id) if args.agent != "expert" else _make(args.env_id)
+    agents = {"human": HumanAgent, "random": lambda: RandomAgent(seed=args.seed), "expert": lambda: ExpertAgent(env)}
+    agent = agents[args.agent]()
+    for episode in range(args.episodes):
+        try:
+            record = play_episode(env, agent, seed=args.seed + episode, max_steps=args.max_steps)
+        except EOFError:  # Ctrl-D at the human prompt
+            return 0
+        print(json.dumps(asdict(record), default=str), flush=True)
+    return 0
+
+
+def _make(env_id: str):
+    import gymnasium as gym
+
+    import textenvs  # noqa: F401  (registers the ids)
+
+    return gym.make(env_id)
 
 
 def _tiny_models(args: argparse.Namespace) -> int:
@@ -91,6 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--device", default="cpu")
     serve.add_argument("--verbose", action="store_true", help="log every request")
     serve.set_defaults(run=_serve)
+
+    play = commands.add_parser("play", help="play episodes with the human (terminal), random or expert agent")
+    play.add_argument("env_id")
+    play.add_argument("--agent", default="human", choices=["human", "random", "expert"])
+    play.add_argument("--episodes", type=int, default=1)
+    play.add_argument("--seed", type=int, default=0)
+    play.add_argument("--max-steps", type=int, default=100_000)
+    play.set_defaults(run=_play)
 
     tiny = commands.add_parser("tiny-models", help="build the tiny random test models and their tokenizer")
     tiny.add_argument("directory")

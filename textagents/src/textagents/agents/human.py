@@ -15,9 +15,9 @@ class HumanAgent:
 
     uid = "human"
 
-    def __init__(self, read: Callable[[str], str] = input, write: Callable[[str], None] = print):
-        self.read = read
-        self.write = write
+    def __init__(self, read: Callable[[str], str] | None = None, write: Callable[[str], None] | None = None):
+        self.read = read or (lambda prompt: input(prompt))
+        self.write = write or print
 
     @property
     def params(self) -> dict[str, Any]:
