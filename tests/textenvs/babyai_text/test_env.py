@@ -122,3 +122,12 @@ def test_ansi_render_shows_mission_and_caption():
     env = gym.make("BabyAI-Text-GoToLocal-v0", render_mode="ansi")
     obs, _ = env.reset(seed=0)
     assert env.render() == f"Mission: {obs['mission']}\n{obs['text']}"
+
+
+def test_task_kind_per_instance_through_gym_make():
+    env = gym.make("BabyAI-Text-MixedTrainLocal-v0", task_kind_per_instance=True)
+    kinds = set()
+    for seed in range(8):
+        env.reset(seed=seed)
+        kinds.add(env.unwrapped.level.task_kind)
+    assert len(kinds) == 1

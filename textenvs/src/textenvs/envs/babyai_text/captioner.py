@@ -40,23 +40,26 @@ def caption_view(view: np.ndarray, carrying: Any = None) -> list[str]:
 
     ``view`` is what minigrid's ``gen_obs()["image"]`` holds; ``carrying`` is the carried ``WorldObj``.
     """
-    cells = view.tolist()
-    size = len(cells)
+    size = view.shape[0]
+    values = view.ravel().tolist()  # cell (i, j) holds (type, color, state) at 3 * (i * size + j)
+    kinds = values[0::3]
     agent_x, agent_y = size // 2, size - 1
+    agent = agent_x * size + agent_y
     descriptions = [f"You carry a {carrying.color} {carrying.type}"] if carrying is not None else []
-    ahead = _wall_distance([cells[agent_x][j][0] for j in range(agent_y - 1, -1, -1)])
-    if ahead:
-        descriptions.append(_wall_sentence(ahead, "forward"))
-    left = _wall_distance([cells[i][agent_y][0] for i in range(agent_x - 1, -1, -1)])
-    if left:
-        descriptions.append(_wall_sentence(left, "left"))
-    right = _wall_distance([cells[i][agent_y][0] for i in range(agent_x + 1, size)])
-    if right:
-        descriptions.append(_wall_sentence(right, "right"))
-    for i, column in enumerate(cells):
-        for j, (kind, color, state) in enumerate(column):
-            if kind > _WALL and (i != agent_x or j != agent_y):
-                descriptions.append(_object_sentence(kind, color, state, i - agent_x, agent_y - j))
+    lines = (
+        (kinds[agent - 1 : agent_x * size - 1 : -1], "forward"),
+        (kinds[agent - size :: -size], "left"),
+        (kinds[agent + size :: size], "right"),
+    )
+    for line, direction in lines:
+        steps = _wall_distance(line)
+        if steps:
+            descriptions.append(_wall_sentence(steps, direction))
+    for index, kind in enumerate(kinds):
+        if kind > _WALL and index != agent:
+            i, j = divmod(index, size)
+            color, state = values[3 * index + 1], values[3 * index + 2]
+            descriptions.append(_object_sentence(kind, color, state, i - agent_x, agent_y - j))
     return descriptions
 
 
