@@ -71,3 +71,19 @@ def test_two_robots_finish_with_the_demonstrator_and_the_active_ones_share_the_b
         last_metrics = next((i["episode_metrics"] for i in infos.values() if "episode_metrics" in i), last_metrics)
     assert last_metrics["episode_success"] and last_metrics["success_rate"] == 1.0
     assert bonus_paid and all(bonus_paid.values())  # every robot still acting got the bonus
+
+
+def test_an_object_moved_by_another_robot_is_out_of_reach():
+    env = HousekeepMultiRobotEnv(n_robots=2, scenes=["Pomaria_2_int"])
+    env.reset(seed=3)
+    obj, name = _to_first_misplaced(env)
+    world = env.world
+    elsewhere = next(r for r in range(len(world.receptacles)) if r != world.location[obj])
+    rec = world.receptacles[elsewhere].name
+    room = world.rooms[world.receptacle_room[elsewhere]].name
+    env.step({"robot_0": f"pick up {name}", "robot_1": f"look at {name}"})
+    for command in (f"go to {room}", f"go to {rec}", f"look at {rec}", f"place {name} on {rec}"):
+        env.step({"robot_0": command, "robot_1": f"look at {name}"})
+    _, _, _, _, infos = env.step({"robot_0": "go to " + room, "robot_1": f"pick up {name}"})
+    assert world.location[obj] == elsewhere and world.robots[1].holding == HELD
+    assert "go to it and look at it first" in infos["robot_1"]["feedback"]

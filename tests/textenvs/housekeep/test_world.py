@@ -179,3 +179,12 @@ def test_truncation_at_the_step_limit():
         if truncated:
             break
     assert truncated and env.world.steps >= 30
+
+
+def test_an_object_can_go_back_where_it_was_picked(env):
+    env.reset(seed=0, options={"episode": _episode({"hair_dryer_1": "bathroom 0 bathtub 14"})})
+    for command in ("go to bathroom 0", "go to hair dryer 1", "look at hair dryer 1", "pick up hair dryer 1"):
+        env.step(command)
+    info = env.step("look at bathroom 0 bathtub 14")[4]
+    assert info["action_succeeded"] and "place hair dryer 1 on bathroom 0 bathtub 14" in info["admissible_commands"]
+    assert env.step("place hair dryer 1 on bathroom 0 bathtub 14")[1] == pytest.approx(-2.51)

@@ -15,7 +15,7 @@ from textenvs.envs.housekeep.episodes import Episode
 from textenvs.envs.housekeep.expert import HousekeepExpert
 from textenvs.envs.housekeep.metrics import episode_metrics
 from textenvs.envs.housekeep.renderer import IMAGE_SIZE, FloorPlan
-from textenvs.envs.housekeep.reward import command_reward, success_bonus
+from textenvs.envs.housekeep.reward import STEP_PENALTY, command_reward, success_bonus
 from textenvs.envs.housekeep.world import World
 
 MAX_LOW_LEVEL_STEPS = 1000
@@ -154,7 +154,7 @@ class HousekeepTextEnv(TextEnv):
         if command is None:
             world.steps += 1
             world.commands += 1
-            return self._outcome(-0.01, False, "")
+            return self._outcome(STEP_PENALTY, False, "")
         parsed = commands.parse(command, world.names, world.parsed)
         result = world.execute(0, parsed)
         reward = command_reward(result) + success_bonus(world)

@@ -38,7 +38,7 @@ class Robot:
     z: float
     heading: float = 0.0
     holding: int = HELD
-    near: Ref | None = None
+    near: Ref | None = None  # the room or receptacle the robot went to last (an object's receptacle)
     looking: Ref | None = None
     visited: list[bool] = field(default_factory=list)
     known_receptacles: list[int] = field(default_factory=list)  # discovery order
@@ -199,20 +199,13 @@ class World:
         return None if location == HELD else self.receptacles[location].position
 
     def is_near(self, robot: Robot, ref: Ref) -> bool:
-        """Whether ``ref`` is within reach: the robot went to it, to its receptacle, or to an object on it."""
+        """Whether ``ref`` is within reach: the receptacle the robot stands at, or an object on it now."""
         near = robot.near
-        if near is None:
+        if near is None or near.kind == ROOM:
             return False
-        if near == ref:
-            return True
-        if ref.kind == OBJECT and near.kind == RECEPTACLE:
-            return self.location[ref.index] == near.index
-        if ref.kind == RECEPTACLE and near.kind == OBJECT:
-            return self.location[near.index] == ref.index
-        if ref.kind == OBJECT and near.kind == OBJECT:
-            location = self.location[ref.index]
-            return location != HELD and location == self.location[near.index]
-        return False
+        if ref.kind == RECEPTACLE:
+            return ref.index == near.index
+        return ref.kind == OBJECT and self.location[ref.index] == near.index
 
     def admissible_commands(self, robot_id: int) -> list[str]:
         """The commands that would succeed now for one robot, in a fixed order."""
@@ -226,12 +219,11 @@ class World:
             cached = self._go_to_commands[robot_id] = (self.text_version, go_to)
         result = list(cached[1])
         near = robot.near
-        if near is not None and near.kind != ROOM:
-            rec = near.index if near.kind == RECEPTACLE else location[near.index]
-            if rec != HELD:
-                result.append(self.look_at_receptacle[rec])
-                known = robot.is_known_object
-                result += [self.look_at_object[o] for o, at in enumerate(location) if at == rec and known[o]]
+        if near is not None and near.kind == RECEPTACLE:
+            rec = near.index
+            result.append(self.look_at_receptacle[rec])
+            known = robot.is_known_object
+            result += [self.look_at_object[o] for o, at in enumerate(location) if at == rec and known[o]]
         looking = robot.looking
         if looking is not None:
             if looking.kind == OBJECT and robot.holding == HELD and location[looking.index] != HELD:
@@ -327,13 +319,14 @@ class World:
         if abs(position[0] - robot.x) + abs(position[1] - robot.z) > 1e-9:
             robot.heading = math.atan2(position[1] - robot.z, position[0] - robot.x)
         robot.x, robot.z = position
-        robot.near, robot.looking = target, None
+        robot.looking = None
         if target.kind == ROOM:
+            robot.near = target
             self.visit_room(robot, target.index)
-        elif target.kind == RECEPTACLE:
-            self.discover_receptacle(robot, target.index)
         else:
-            self.discover_receptacle(robot, self.location[target.index])
+            receptacle = target.index if target.kind == RECEPTACLE else self.location[target.index]
+            robot.near = Ref(RECEPTACLE, receptacle)
+            self.discover_receptacle(robot, receptacle)
         return ActionResult(GO_TO, True, steps, f"You went to {self.name(target)}.")
 
     def _look_at(self, robot: Robot, target: Ref) -> ActionResult:
