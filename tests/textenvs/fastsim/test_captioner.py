@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from textenvs.envs.fastsim.captioner import annotate_trajectory, area_info, describe_robot, near_objects
+from textenvs.envs.fastsim.captioner import Captioner, annotate_trajectory, area_info, near_objects
 from textenvs.envs.fastsim.simulator import load_world
 
 #: The annotated trajectory printed in language-grounded QD's few-shot prompt
@@ -60,7 +60,7 @@ def test_area_info_finds_the_neighbouring_colours(household):
 def test_description_names_tile_objects_goal_lasers_and_bumpers(household):
     pose = np.array([60.5 * 3, (200 - 101.7) * 3, 0.0], np.float32)  # on the bathtub, facing east
     sensors = np.array([100, 35.2, 12.0, 1, 0], np.float32)
-    text = describe_robot(household, pose, sensors, hit_wall=True)
+    text = Captioner(household).describe(pose.tolist(), sensors.tolist(), hit_wall=True)
     assert "on a yellow tile, on bathtub" in text and "facing east" in text
     assert "The goal is" in text and "to the north" in text
     assert (
@@ -73,5 +73,5 @@ def test_description_names_tile_objects_goal_lasers_and_bumpers(household):
 
 def test_hardmaze_text_uses_regions_instead_of_tiles(data_dir: Path):
     world = load_world("hardmaze", data_dir)
-    text = describe_robot(world, np.array([60, 450, 0.785], np.float32), np.array([100, 100, 100, 0, 0]), False)
+    text = Captioner(world).describe([60.0, 450.0, 0.785], [100.0, 100.0, 100.0, 0.0, 0.0], False)
     assert text.startswith("You are at (20.0, 50.0) in the south-west part of the maze, facing south-east.")

@@ -6,7 +6,6 @@ y up, so "north" is up. The simulator's frame is real units (600 per side), orig
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -111,59 +110,62 @@ def compass(dx: float, dy_up: float) -> str:
     return _COMPASS[sector]
 
 
-def describe_robot(world: World, pose: Sequence[float], sensors: Sequence[float], hit_wall: bool) -> str:
-    """What the robot's situation is, in one paragraph: where (tile colour, nearby objects, region),
-    heading, goal bearing, laser readings and bumpers. Pass plain floats (``array.tolist()``): NumPy
-    scalars format several times slower."""
-    layout = world.layout
-    x, y, theta = pose
-    px, py = to_pixels(world, x, y)
-    position = paper_position(world, x, y)
-    where = f"You are at ({position[0]:.1f}, {position[1]:.1f})"
-    if layout.tiling is not None:
-        where += f" on a {tile_colour(world, int(px), int(py))} tile"
-    else:
-        where += f" in the {_region(world, px, py)} of the maze"
-    objects = [" ".join(phrase.split()) for phrase in near_objects(layout, px, py)]
-    if objects:
-        where += ", " + _join(objects)
-    gx, gy = layout.goal
-    goal_distance = math.hypot(gx - x, gy - y)
-    sentences = [
-        f"{where}, facing {compass(math.cos(theta), -math.sin(theta))}.",
-        f"The goal is {goal_distance:.0f} units away to the {compass(gx - x, y - gy)}."
-        if goal_distance > layout.goal_diameter / 2
-        else "You are on the goal.",
-        _laser_sentence(layout, sensors),
-    ]
-    pressed = [side for side, value in zip(("left", "right"), sensors[-2:], strict=True) if value > 0]
-    if pressed:
-        sentences.append(f"Your {' and '.join(pressed)} bumper{'s are' if len(pressed) == 2 else ' is'} pressed.")
-    if hit_wall:
-        sentences.append("You bumped into a wall and did not move.")
-    return " ".join(sentences)
+class Captioner:
+    """Describes robots of one world in one paragraph each: where (tile colour or region of the maze,
+    nearby objects), heading, goal bearing, laser readings and bumpers. Constants are computed once."""
+
+    def __init__(self, world: World):
+        layout = world.layout
+        self.world = world
+        self.layout = layout
+        self.scale = world.size / layout.real_size
+        self.size = world.size
+        self.goal_x, self.goal_y = layout.goal
+        self.goal_radius = layout.goal_diameter / 2
+        self.laser_range = layout.laser_range
+        # positive laser angles turn clockwise on the map (y down): the robot's right
+        self.laser_sides = tuple(
+            "ahead" if angle == 0 else f"{abs(angle):.0f} degrees to the {'right' if angle > 0 else 'left'}"
+            for angle in layout.laser_angles_deg
+        )
+
+    def describe(self, pose: Sequence[float], sensors: Sequence[float], hit_wall: bool) -> str:
+        """The paragraph for a robot at ``pose`` (x, y, theta) with fastsim_gym's ``sensors``. Pass plain
+        floats (``array.tolist()``): NumPy scalars format several times slower."""
+        x, y, theta = pose
+        px, py = x * self.scale, y * self.scale
+        where = f"You are at ({px:.1f}, {self.size - py:.1f})"
+        if self.layout.tiling is not None:
+            where += f" on a {tile_colour(self.world, int(px), int(py))} tile"
+        else:
+            where += f" in the {_region(self.size, px, py)} of the maze"
+        objects = [" ".join(phrase.split()) for phrase in near_objects(self.layout, px, py)]
+        if objects:
+            where += ", " + _join(objects)
+        gx, gy = self.goal_x, self.goal_y
+        goal_distance = math.hypot(gx - x, gy - y)
+        lasers = "; ".join(
+            f"{side}: nothing within range" if reading >= self.laser_range else f"{side}: a wall at {reading:.0f}"
+            for side, reading in zip(self.laser_sides, sensors, strict=False)
+        )
+        sentences = [
+            f"{where}, facing {compass(math.cos(theta), -math.sin(theta))}.",
+            f"The goal is {goal_distance:.0f} units away to the {compass(gx - x, y - gy)}."
+            if goal_distance > self.goal_radius
+            else "You are on the goal.",
+            f"Lasers: {lasers}.",
+        ]
+        left, right = sensors[-2] > 0, sensors[-1] > 0
+        if left or right:
+            pressed = "left and right bumpers are" if left and right else f"{'left' if left else 'right'} bumper is"
+            sentences.append(f"Your {pressed} pressed.")
+        if hit_wall:
+            sentences.append("You bumped into a wall and did not move.")
+        return " ".join(sentences)
 
 
-@functools.lru_cache(maxsize=8)
-def _laser_sides(layout: Layout) -> tuple[str, ...]:
-    # positive laser angles turn clockwise on the map (y down): the robot's right
-    return tuple(
-        "ahead" if angle == 0 else f"{abs(angle):.0f} degrees to the {'right' if angle > 0 else 'left'}"
-        for angle in layout.laser_angles_deg
-    )
-
-
-def _laser_sentence(layout: Layout, sensors: Sequence[float]) -> str:
-    far = layout.laser_range
-    parts = [
-        f"{side}: nothing within range" if reading >= far else f"{side}: a wall at {reading:.0f}"
-        for side, reading in zip(_laser_sides(layout), sensors, strict=False)
-    ]
-    return "Lasers: " + "; ".join(parts) + "."
-
-
-def _region(world: World, px: float, py: float) -> str:
-    third = world.size / 3
+def _region(size: int, px: float, py: float) -> str:
+    third = size / 3
     row = ("north", "", "south")[min(int(py // third), 2)]
     column = ("west", "", "east")[min(int(px // third), 2)]
     if not row and not column:

@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium import spaces
 
 from textenvs.core.text_env import StepOutcome, TextEnv
-from textenvs.envs.fastsim.captioner import describe_robot
+from textenvs.envs.fastsim.captioner import Captioner
 from textenvs.envs.fastsim.expert import WavefrontExpert
 from textenvs.envs.fastsim.metrics import EpisodeTracker
 from textenvs.envs.fastsim.renderer import image_shape, render_frame
@@ -104,6 +104,7 @@ class FastsimNavEnv(TextEnv):
         self.world = load_world(layout, data_dir)
         self.layout = self.world.layout
         self.robots = RobotBatch(self.world, 1)
+        self.captioner = Captioner(self.world)
         self.tracker = EpisodeTracker(self.world, 1, max_steps)
         self.max_steps = max_steps
         super().__init__(
@@ -166,9 +167,7 @@ class FastsimNavEnv(TextEnv):
 
     def describe(self) -> str:
         robots = self.robots
-        return describe_robot(
-            self.world, robots.state[0].tolist(), robots.sensors[0].tolist(), robots.flags[0, HIT_WALL]
-        )
+        return self.captioner.describe(robots.state[0].tolist(), robots.sensors[0].tolist(), robots.flags[0, HIT_WALL])
 
     def render_image(self) -> np.ndarray:
         return render_frame(self.world, self.robots.state[0], self.robots.lasers[0])

@@ -269,39 +269,32 @@ def wheel_speed(action, max_speed, decimals):
 
 
 @jit
-def step_robots(
-    pixels,
-    room,
-    width,
-    fx,
-    radius,
-    laser_angles,
-    laser_range,
-    sticky_walls,
-    motion,
-    state,
-    lasers,
-    flags,
-    obs,
-    actions,
-    rows,
-):
+def step_robots(pixels, room, config, laser_angles, state, lasers, flags, obs, actions, rows):
     """Move the robots ``rows`` by their wheel speeds ``actions`` and update their sensors, in place.
 
     ``pixels`` and ``room``: the world's flat pixel and free-room arrays (see ``simulator.World``);
-    ``motion``: (max speed, rounding decimals); ``state``: float32[n, 3] (x, y, theta); ``lasers``:
+    ``config``: float64 (map width in pixels, fx, robot radius, laser range, sticky walls, max speed,
+    rounding decimals or -1) — packed because every argument costs time at each call from Python;
+    ``laser_angles``: float32 radians; ``state``: float32[n, 3] (x, y, theta); ``lasers``:
     float32[n, n_lasers] (-1 = no hit); ``flags``: bool[n, 4] (left bumper, right bumper, collision since
     reset, collided this step); ``obs``: float32[n, n_lasers + 2], fastsim_gym's observation (lasers with
     -1 => range, clipped to [0, range], then the bumpers); ``actions``: float64[n, 2] (left, right).
     """
+    width = int(config[0])
+    fx = F32(config[1])
+    radius = F32(config[2])
+    laser_range = F32(config[3])
+    sticky_walls = config[4] != 0.0
+    max_speed = config[5]
+    decimals = int(config[6])
     wheels_dist = F32(radius * F32(2.0))
     n_lasers = laser_angles.shape[0]
     for r in rows:
         x = state[r, 0]
         y = state[r, 1]
         theta = state[r, 2]
-        d_left = wheel_speed(actions[r, 0], motion[0], int(motion[1]))
-        d_right = wheel_speed(actions[r, 1], motion[0], int(motion[1]))
+        d_left = wheel_speed(actions[r, 0], max_speed, decimals)
+        d_right = wheel_speed(actions[r, 1], max_speed, decimals)
         new_x, new_y, new_theta = move_pose(x, y, theta, d_left, d_right, wheels_dist)
         collided, left, right = check_collision(pixels, width, fx, new_x, new_y, new_theta, radius)
         if collided:

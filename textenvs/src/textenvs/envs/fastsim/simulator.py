@@ -96,11 +96,20 @@ class RobotBatch:
         self.sensors = np.zeros((n, n_lasers + 2), np.float32)
         self._all = np.arange(n)
         self._still = np.zeros((n, 2))
-        self._radius = np.float32(layout.robot_radius)
-        self._laser_range = np.float32(layout.laser_range)
         self._laser_angles = world.laser_angles.astype(np.float32)
         decimals = -1 if layout.action_decimals is None else layout.action_decimals
-        self._motion = np.array([layout.max_speed, decimals], np.float64)
+        self._config = np.array(
+            [
+                world.size,
+                world.fx,
+                np.float32(layout.robot_radius),
+                np.float32(layout.laser_range),
+                layout.sticky_walls,
+                layout.max_speed,
+                decimals,
+            ],
+            np.float64,
+        )
 
     def reset(self, mask: np.ndarray | None = None, pose: tuple[float, float, float] | None = None) -> None:
         """fastsim_gym's reset for the robots in ``mask`` (all by default): clear the flags, put the robot
@@ -123,13 +132,8 @@ class RobotBatch:
         kernels.step_robots(
             world.pixels,
             world.room,
-            world.size,
-            world.fx,
-            self._radius,
+            self._config,
             self._laser_angles,
-            self._laser_range,
-            world.layout.sticky_walls,
-            self._motion,
             self.state,
             self.lasers,
             self.flags,

@@ -11,7 +11,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from textenvs.core.spaces import OBS_MODES, check_choice, image_space, text_space
-from textenvs.envs.fastsim.captioner import describe_robot
+from textenvs.envs.fastsim.captioner import Captioner
 from textenvs.envs.fastsim.env import MISSION_MAX_LENGTH, TEXT_MAX_LENGTH, reset_pose, sensor_space, wheel_space
 from textenvs.envs.fastsim.metrics import EpisodeTracker
 from textenvs.envs.fastsim.renderer import image_shape, render_frame
@@ -51,6 +51,7 @@ class FastsimVectorEnv(VectorEnv):
         self.world = load_world(layout, data_dir)
         self.num_envs = num_envs
         self.robots = RobotBatch(self.world, num_envs)
+        self.captioner = Captioner(self.world)
         self.tracker = EpisodeTracker(self.world, num_envs, max_steps)
         self._autoreset = np.zeros(num_envs, bool)
         single: dict[str, spaces.Space] = {
@@ -132,7 +133,7 @@ class FastsimVectorEnv(VectorEnv):
 
     def _texts(self, sensors: np.ndarray) -> tuple[str, ...]:
         state, sensors, hit_wall = self.robots.state.tolist(), sensors.tolist(), self.robots.flags[:, HIT_WALL].tolist()
-        return tuple(describe_robot(self.world, state[r], sensors[r], hit_wall[r]) for r in range(self.num_envs))
+        return tuple(self.captioner.describe(state[r], sensors[r], hit_wall[r]) for r in range(self.num_envs))
 
     def _frame(self, row: int) -> np.ndarray:
         return render_frame(self.world, self.robots.state[row], self.robots.lasers[row])
