@@ -168,3 +168,31 @@ def test_original_val_episodes_follow_objects_split(objects_split):
             if objects_split == "seen"
             else not set(env.episode.categories) <= train
         )
+
+
+@pytest.mark.parametrize("text_style", ["llm_personalize", "ellm"])
+def test_text_space_holds_a_fully_explored_house_with_the_longest_names(text_style):
+    from textenvs.envs.housekeep.annotations import all_scenes, load_annotations
+    from textenvs.envs.housekeep.episodes import Episode
+    from textenvs.envs.housekeep.scenes import load_scene
+
+    longest = sorted(load_annotations().objects, key=len)[-10:]
+    env = HousekeepTextEnv(scenes=list(all_scenes()), text_style=text_style)
+    for scene in env.scenes:
+        keys = [scene.receptacles[i].key for i in scene.reachable]
+        longest_receptacle = max(range(len(keys)), key=lambda i: len(scene.receptacles[scene.reachable[i]].name))
+        episode = Episode(
+            scene=scene.name,
+            episode_id=0,
+            receptacles=tuple(keys),
+            objects=tuple(f"{c}_1" for c in longest),
+            categories=tuple(longest),
+            start=(longest_receptacle,) * len(longest),
+            correct=((0,),) * len(longest),
+            robot_start=scene.rooms[0].center,
+        )
+        obs, _ = env.reset(seed=0, options={"episode": episode})
+        for room in load_scene(scene.name).rooms:
+            obs = env.step(f"go to {room.name}")[0]
+        assert obs["text"].count("found on") == (10 if text_style == "llm_personalize" else 0)
+        assert len(obs["text"]) <= env.observation_space["text"].max_length
