@@ -99,13 +99,18 @@ def _read_compact(asset_name: str, data_dir: str | None) -> list[dict]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
+    """Write via a temporary file and a rename, so readers never see half a file; a read-only or full
+    cache only costs speed."""
+    tmp_name = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
+            tmp_name = tmp.name
             tmp.write(text)
-        os.replace(tmp.name, path)
-    except OSError:  # a read-only cache only costs speed
-        pass
+        os.replace(tmp_name, path)
+    except OSError:
+        if tmp_name is not None:
+            Path(tmp_name).unlink(missing_ok=True)
 
 
 @functools.lru_cache(maxsize=16)

@@ -32,7 +32,7 @@ def command_reward(result: ActionResult) -> float:
 
 def success_bonus(world: World) -> float:
     """``SUCCESS_REWARD`` the first time every object is correct with every hand empty, else 0."""
-    if world.success_rewarded or any(r.holding != HELD for r in world.robots) or not world.all_correct():
+    if world.success_rewarded or not world.all_correct() or any(r.holding != HELD for r in world.robots):
         return 0.0
     world.success_rewarded = True
     return SUCCESS_REWARD
