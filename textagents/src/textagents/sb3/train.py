@@ -103,8 +103,11 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
     return max(found)[1] if found else None
 
 
-def train(config: TrainConfig, run_dir: str | Path, resume: bool = False) -> dict[str, Any]:
-    """Train (or, with ``resume``, continue from the latest checkpoint) and save ``model.zip`` in ``run_dir``."""
+def train(
+    config: TrainConfig, run_dir: str | Path, resume: bool = False, callbacks: list[BaseCallback] | None = None
+) -> dict[str, Any]:
+    """Train (or, with ``resume``, continue from the latest checkpoint) and save ``model.zip`` in ``run_dir``.
+    ``callbacks`` are SB3 callbacks run besides the checkpoints and the progress bar."""
     run_dir = Path(run_dir)
     config_path = run_dir / CONFIG_FILE
     if resume:
@@ -144,10 +147,11 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False) -> dic
             **{**ALGO_DEFAULTS.get(config.algo, {}), **config.algo_kwargs},
         )
     remaining = config.total_timesteps - model.num_timesteps
-    callbacks: list[BaseCallback] = [
+    callbacks = [
+        *(callbacks or []),
         CheckpointCallback(
             max(config.checkpoint_every // config.n_envs, 1), str(run_dir / "checkpoints"), name_prefix="model"
-        )
+        ),
     ]
     if config.progress_bar:
         callbacks.append(ProgressBar(config.total_timesteps))
