@@ -27,11 +27,11 @@ def make_level(name: str, *, task_kind_per_instance: bool = False) -> RoomGridLe
     """
     if name not in LEVEL_NAMES:
         raise unknown_id_error(env_id(name), [env_id(level) for level in LEVEL_NAMES])
-    if task_kind_per_instance and not name.startswith("Mixed"):
-        mixed = [level for level in GLAM_LEVELS if level.startswith("Mixed")]
+    several_kinds = [level for level, cls in GLAM_LEVEL_CLASSES.items() if len(cls.task_kinds) > 1]
+    if task_kind_per_instance and name not in several_kinds:
         raise ValueError(
             f"task_kind_per_instance=True needs a level that draws task kinds; {name!r} has one kind. "
-            f"Levels with several: {', '.join(mixed)}"
+            f"Levels with several: {', '.join(several_kinds)}"
         )
     if name in GLAM_LEVELS:
         return GLAM_LEVEL_CLASSES[name](task_kind_per_instance=task_kind_per_instance)
