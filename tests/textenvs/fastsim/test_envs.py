@@ -150,6 +150,17 @@ def test_bad_arguments_name_the_valid_values():
     env = gym.make("Fastsim-Text-HardMaze-v0")
     with pytest.raises(ValueError, match="valid options: 'pose'"):
         env.reset(options={"start": (1, 2, 3)})
+    with pytest.raises(ValueError, match="three finite numbers"):
+        env.reset(options={"pose": (1.0, float("nan"), 0.0)})
+
+
+def test_a_robot_placed_outside_the_map_sees_walls_everywhere_and_nothing_breaks():
+    env = gym.make(IDS["hardmaze"])
+    obs, _info = env.reset(options={"pose": (-300.0, 2000.0, 1.0)})
+    for _ in range(3):
+        obs, *_ = env.step(np.array([4.0, 4.0], np.float32))
+    # as in libfastsim: its body reads the (free) last pixel, its lasers meet the outside at once
+    assert env.observation_space.contains(obs) and (obs["sensors"][:3] < 5).all()
 
 
 def test_image_shows_the_robot_where_it_is():

@@ -27,8 +27,8 @@ def reset_pose(options: dict[str, Any]) -> tuple[float, float, float] | None:
     if unknown:
         raise ValueError(f"unknown reset option(s) {unknown}; valid options: 'pose' (x, y, theta)")
     pose = options.get("pose")
-    if pose is not None and np.shape(pose) != (3,):
-        raise ValueError(f"reset option pose={pose!r} must be (x, y, theta)")
+    if pose is not None and (np.shape(pose) != (3,) or not np.isfinite(np.asarray(pose, np.float64)).all()):
+        raise ValueError(f"reset option pose={pose!r} must be three finite numbers (x, y, theta)")
     return pose
 
 
