@@ -10,6 +10,7 @@ import pytest
 
 import textenvs  # noqa: F401  (registers the ids)
 from textenvs import testing as kit
+from textenvs.envs.housekeep import captioner
 from textenvs.envs.housekeep.captioner import RoomView, format_context
 from textenvs.envs.housekeep.env import HousekeepTextEnv
 from textenvs.envs.housekeep.prompts import chat_messages
@@ -81,7 +82,8 @@ def test_admissible_commands_all_succeed():
         command = info["admissible_commands"][int(rng.integers(len(info["admissible_commands"])))]
         _, _, terminated, truncated, info = env.step(command)
         assert not info["invalid_action"] and info["action_succeeded"], (command, info["feedback"])
-        world = env.world  # the incrementally kept counts agree with a recount
+        world = env.world  # incrementally kept text and counts agree with a rebuild and a recount
+        assert env.describe() == captioner.describe(world, 0, "llm_personalize")
         assert world.correct_count == sum(world.is_correct(i) for i in range(len(world.location)))
         recount = sum(world.is_correct(i) for i in world.misplaced_at_start) / len(world.misplaced_at_start)
         assert info["progression"] == recount

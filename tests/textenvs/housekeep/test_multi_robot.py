@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pettingzoo", reason="needs the multiagent extra: pip install 'textenvs[multiagent]'")
@@ -44,6 +45,21 @@ def test_simultaneous_picks_go_to_the_lower_numbered_robot():
     assert rewards["robot_0"] == pytest.approx(2.49) and rewards["robot_1"] == pytest.approx(-0.21)
     assert "another robot holds it" in infos["robot_1"]["feedback"]
     assert f"go to {name}" not in infos["robot_1"]["admissible_commands"]
+
+
+def test_views_stay_equal_to_a_rebuild_under_random_commands():
+    from textenvs.envs.housekeep.captioner import describe
+
+    env = HousekeepMultiRobotEnv(n_robots=3, scenes=["Pomaria_2_int"])
+    rng = np.random.default_rng(0)
+    observations, infos = env.reset(seed=1)
+    for _ in range(300):
+        if not env.agents:
+            observations, infos = env.reset()
+        actions = {a: rng.choice(infos[a]["admissible_commands"][:-1]) for a in env.agents}
+        observations, _, _, _, infos = env.step({a: str(c) for a, c in actions.items()})
+        for agent, obs in observations.items():
+            assert obs["text"] == describe(env.world, env.possible_agents.index(agent), "llm_personalize")
 
 
 def test_each_robot_has_its_own_discoveries_and_hand():

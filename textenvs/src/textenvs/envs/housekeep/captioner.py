@@ -23,9 +23,50 @@ MISSION = (
 
 
 def describe(world: World, robot_id: int, style: str) -> str:
+    """The text view, built from scratch (``TextView`` keeps it up to date cheaply)."""
     if style == "ellm":
         return _ellm(world, robot_id)
     return _llm_personalize(world, robot_id)
+
+
+class TextView:
+    """One robot's text view of one world, rebuilt room by room: a room's line is reformatted only
+    when ``world.room_version`` says it may have changed."""
+
+    def __init__(self, world: World, robot_id: int, style: str):
+        self.world, self.robot_id, self.style = world, robot_id, style
+        self.order = sorted(range(len(world.rooms)), key=lambda k: world.rooms[k].name)
+        self.lines: dict[int, tuple[int, str]] = {}
+        self.text: tuple[int, str] | None = None
+
+    def describe(self) -> str:
+        world = self.world
+        if self.text is not None and self.text[0] == world.text_version:
+            return self.text[1]
+        if self.style == "ellm":
+            text = _ellm(world, self.robot_id)
+        else:
+            lines = []
+            for room in self.order:
+                cached = self.lines.get(room)
+                if cached is None or cached[0] != world.room_version[room]:
+                    cached = self.lines[room] = (world.room_version[room], _room_line(world, self.robot_id, room))
+                lines.append(cached[1])
+            text = f"You are holding {_holding(world, self.robot_id)}.\n" + " \n".join(lines)
+        self.text = (world.text_version, text)
+        return text
+
+
+def _room_line(world: World, robot_id: int, room: int) -> str:
+    robot = world.robots[robot_id]
+    in_room = world.receptacle_room
+    receptacles = [world.receptacles[r].name for r in robot.known_receptacles if in_room[r] == room]
+    objects = []
+    for obj in robot.known_objects:
+        location = world.location[obj]
+        if location != HELD and in_room[location] == room:
+            objects.append((world.object_names[obj], world.receptacles[location].name))
+    return format_room(RoomView(world.rooms[room].name, receptacles, objects))
 
 
 def _holding(world: World, robot_id: int) -> str:
@@ -34,18 +75,9 @@ def _holding(world: World, robot_id: int) -> str:
 
 
 def _llm_personalize(world: World, robot_id: int) -> str:
-    robot = world.robots[robot_id]
-    receptacles: list[list[str]] = [[] for _ in world.rooms]
-    for rec in robot.known_receptacles:
-        receptacles[world.receptacle_room[rec]].append(world.receptacles[rec].name)
-    found: list[list[tuple[str, str]]] = [[] for _ in world.rooms]
-    for obj in robot.known_objects:
-        location = world.location[obj]
-        if location != HELD:
-            found[world.receptacle_room[location]].append((world.object_names[obj], world.receptacles[location].name))
     order = sorted(range(len(world.rooms)), key=lambda k: world.rooms[k].name)
-    rooms = [RoomView(world.rooms[k].name, receptacles[k], found[k]) for k in order]
-    return format_context(_holding(world, robot_id), rooms)
+    lines = " \n".join(_room_line(world, robot_id, room) for room in order)
+    return f"You are holding {_holding(world, robot_id)}.\n" + lines
 
 
 @dataclass(frozen=True)
@@ -59,16 +91,17 @@ class RoomView:
 
 def format_context(holding: str, rooms: list[RoomView]) -> str:
     """LLM-Personalize's planner context (without the leading newline its prompt template adds)."""
-    lines = []
-    for room in rooms:
-        if room.receptacles:
-            line = f"In {room.name}, found receptacles: {', '.join(room.receptacles)}."
-        else:
-            line = f"In {room.name}, no receptacles found yet."
-        if room.objects:
-            line += " " + ". ".join(f"Object {obj} found on {rec}" for obj, rec in room.objects)
-        lines.append(line)
-    return f"You are holding {holding}.\n" + " \n".join(lines)
+    return f"You are holding {holding}.\n" + " \n".join(format_room(room) for room in rooms)
+
+
+def format_room(room: RoomView) -> str:
+    if room.receptacles:
+        line = f"In {room.name}, found receptacles: {', '.join(room.receptacles)}."
+    else:
+        line = f"In {room.name}, no receptacles found yet."
+    if room.objects:
+        line += " " + ". ".join(f"Object {obj} found on {rec}" for obj, rec in room.objects)
+    return line
 
 
 def _ellm(world: World, robot_id: int) -> str:

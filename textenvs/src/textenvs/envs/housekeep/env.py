@@ -103,7 +103,7 @@ class HousekeepTextEnv(TextEnv):
         self.world: World | None = None
         self.episode: Episode | None = None
         self._floor_plan: FloorPlan | None = None
-        self._describe_cache: tuple[int, str] | None = None
+        self._text_view: captioner.TextView | None = None
         self._admissible_cache: tuple[int, list[str]] | None = None
         self._validated_texts: dict[str, str] = {}
         self._charset = frozenset(PRINTABLE)
@@ -114,7 +114,8 @@ class HousekeepTextEnv(TextEnv):
         scene = self.config.scene(self.episode.scene)
         self.world = World(scene, self.episode, self.annotations, [self.episode.robot_start])
         self._floor_plan = None
-        self._describe_cache = self._admissible_cache = None
+        self._text_view = captioner.TextView(self.world, 0, self.text_style)
+        self._admissible_cache = None
         return self._family_info()
 
     def _family_info(self) -> dict[str, Any]:
@@ -163,16 +164,13 @@ class HousekeepTextEnv(TextEnv):
     def _outcome(self, reward: float, terminated: bool, feedback: str, succeeded: bool = False) -> StepOutcome:
         world = self.world
         truncated = not terminated and (world.steps >= self.max_steps or world.commands >= self.max_commands)
-        info = self._family_info()
+        info = {"scene": world.scene.name, "steps": world.steps, "commands": world.commands}
         info["action_succeeded"] = succeeded
-        return StepOutcome(reward=reward, terminated=terminated, truncated=truncated, feedback=feedback, info=info)
+        return StepOutcome(reward, terminated, truncated, feedback, info)
 
     # ----------------------------------------------------------------- views
     def describe(self) -> str:
-        world = self.world
-        if self._describe_cache is None or self._describe_cache[0] != world.text_version:
-            self._describe_cache = (world.text_version, captioner.describe(world, 0, self.text_style))
-        return self._describe_cache[1]
+        return self._text_view.describe()
 
     def mission(self) -> str:
         return captioner.MISSION
@@ -180,7 +178,7 @@ class HousekeepTextEnv(TextEnv):
     def _observation(self) -> dict[str, Any]:
         # TextEnv._observation re-validates the whole text every step with check_text_fits, which reads
         # Text.character_set once per character (~1 ms for 2,000 characters, 20x this env's step). Here a
-        # text is validated once, by a set test, and check_text_fits runs only to raise its error.
+        # text is validated once, by a length and set test; check_text_fits runs only to raise its error.
         obs: dict[str, Any] = {"mission": self._validated(self.mission(), "mission")}
         if self.wants_text:
             obs["text"] = self._validated(self.describe(), "text")

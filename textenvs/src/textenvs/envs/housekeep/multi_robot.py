@@ -89,6 +89,8 @@ class HousekeepMultiRobotEnv(ParallelEnv):
         starts = [episode.robot_start] * len(self.possible_agents)
         self.world = World(self.config.scene(episode.scene), episode, self.config.annotations, starts)
         self.agents = list(self.possible_agents)
+        style = self.config.text_style
+        self._views = [captioner.TextView(self.world, i, style) for i in range(len(self.possible_agents))]
         self._robot_steps = [0] * len(self.possible_agents)
         self._robot_commands = [0] * len(self.possible_agents)
         self._floor_plan = None
@@ -155,7 +157,7 @@ class HousekeepMultiRobotEnv(ParallelEnv):
         observations = {}
         for agent in self.agents:
             robot_id = self.possible_agents.index(agent)
-            text = captioner.describe(self.world, robot_id, self.config.text_style)
+            text = self._views[robot_id].describe()
             observations[agent] = {
                 "mission": captioner.MISSION,
                 "text": check_text_fits(text, self._observation_spaces[agent]["text"], "observation text"),

@@ -162,6 +162,7 @@ class World:
         self.commands = 0
         self.version = 0  # bumps on every state change (admissible commands)
         self.text_version = 0  # bumps when a text view may change
+        self.room_version = [0] * len(self.rooms)  # bumps when a text view of that room may change
         self.success_rewarded = False
 
     def _new_robot(self, x: float, z: float) -> Robot:
@@ -235,16 +236,21 @@ class World:
         return result
 
     # ------------------------------------------------------------------ knowledge
+    def _changed(self, room: int) -> None:
+        """A text view of ``room`` may have changed (for some robot)."""
+        self.text_version += 1
+        self.room_version[room] += 1
+
     def visit_room(self, robot: Robot, room: int) -> None:
         if not robot.visited[room]:
             robot.visited[room] = True
-            self.text_version += 1
+            self._changed(room)
         known = robot.is_known_receptacle
         for rec in self.room_receptacles[room]:
             if not known[rec]:
                 known[rec] = True
                 robot.known_receptacles.append(rec)
-                self.text_version += 1
+                self._changed(room)
         in_room = self.receptacle_room
         for obj, location in enumerate(self.location):
             if location != HELD and in_room[location] == room:
@@ -254,17 +260,18 @@ class World:
         if not robot.is_known_receptacle[rec]:
             robot.is_known_receptacle[rec] = True
             robot.known_receptacles.append(rec)
-            self.text_version += 1
+            self._changed(self.receptacle_room[rec])
         for obj, location in enumerate(self.location):
             if location == rec:
                 self.discover_object(robot, obj)
 
     def discover_object(self, robot: Robot, obj: int) -> None:
+        """Called for objects on a receptacle (never a held one)."""
         self.seen_objects[obj] = True
         if not robot.is_known_object[obj]:
             robot.is_known_object[obj] = True
             robot.known_objects.append(obj)
-            self.text_version += 1
+            self._changed(self.receptacle_room[self.location[obj]])
 
     def is_known(self, robot: Robot, ref: Ref) -> bool:
         if ref.kind == ROOM:
@@ -274,14 +281,17 @@ class World:
         return robot.is_known_object[ref.index]
 
     # ------------------------------------------------------------------ actions
-    def travel_steps(self, robot: Robot, x: float, z: float) -> int:
-        """Low-level steps to turn toward (x, z) in 10-degree turns and walk there in 0.25 m steps."""
+    def travel(self, robot: Robot, x: float, z: float) -> tuple[int, float]:
+        """Low-level steps to turn toward (x, z) in 10-degree turns and walk there in 0.25 m steps, and the
+        heading on arrival."""
         dx, dz = x - robot.x, z - robot.z
         distance = math.hypot(dx, dz)
         if distance < 1e-9:
-            return 1
-        turn = abs((math.atan2(dz, dx) - robot.heading + math.pi) % (2 * math.pi) - math.pi)
-        return max(1, math.ceil(turn / TURN_STEP_RAD - 1e-9) + math.ceil(distance / FORWARD_STEP_M - 1e-9))
+            return 1, robot.heading
+        heading = math.atan2(dz, dx)
+        turn = abs((heading - robot.heading + math.pi) % (2 * math.pi) - math.pi)
+        steps = math.ceil(turn / TURN_STEP_RAD - 1e-9) + math.ceil(distance / FORWARD_STEP_M - 1e-9)
+        return max(1, steps), heading
 
     def execute(self, robot_id: int, command: Command) -> ActionResult:
         robot = self.robots[robot_id]
@@ -315,9 +325,7 @@ class World:
             holder = self.holder(target.index)
             who = "you are" if self.robots[holder] is robot else f"robot {holder} is"
             return ActionResult(GO_TO, False, 1, f"You cannot go to {self.name(target)}: {who} holding it.")
-        steps = self.travel_steps(robot, *position)
-        if abs(position[0] - robot.x) + abs(position[1] - robot.z) > 1e-9:
-            robot.heading = math.atan2(position[1] - robot.z, position[0] - robot.x)
+        steps, robot.heading = self.travel(robot, *position)
         robot.x, robot.z = position
         robot.looking = None
         if target.kind == ROOM:
@@ -355,11 +363,11 @@ class World:
         was_correct = self.is_correct(obj)
         self.correct_count -= was_correct
         self.rearranged_count -= was_correct and not self.initially_correct[obj]
+        self._changed(self.receptacle_room[self.location[obj]])
         self.location[obj] = HELD
         robot.holding = obj
         robot.looking = None
         self.picks[obj] += 1
-        self.text_version += 1
         return ActionResult(
             PICK_UP,
             True,
@@ -383,12 +391,12 @@ class World:
             )
         obj = held.index
         self.location[obj] = destination.index
+        self._changed(self.receptacle_room[destination.index])
         now_correct = self.is_correct(obj)
         self.correct_count += now_correct
         self.rearranged_count += now_correct and not self.initially_correct[obj]
         robot.holding = HELD
         self.places[obj] += 1
-        self.text_version += 1
         return ActionResult(
             PLACE,
             True,
