@@ -10,7 +10,9 @@ import pytest
 
 import textenvs  # noqa: F401  (registers the ids)
 from tests.textenvs.fastsim.golden import GoldenTrace
+from textenvs.envs.fastsim.captioner import annotate_trajectory
 from textenvs.envs.fastsim.population import MLPPopulation, evaluate_population
+from textenvs.envs.fastsim.simulator import load_world
 
 LAYERS = (5, 10, 10, 2)
 GENOME_SIZE = 5 * 10 + 10 + 10 * 10 + 10 + 10 * 2 + 2
@@ -28,6 +30,7 @@ def test_population_results_equal_single_env_rollouts(env_id: str, layout: str):
     horizon = 150
     _genomes, population = random_population(4)
     result = evaluate_population(population, layout, horizon, record_trajectories=True)
+    world = load_world(layout)
     for k in range(population.size):
         one = MLPPopulation(
             tuple(w[k : k + 1] for w in population.weights),
@@ -42,6 +45,7 @@ def test_population_results_equal_single_env_rollouts(env_id: str, layout: str):
             obs, _reward, _terminated, truncated, info = env.step(one.act(obs["sensors"][None])[0])
             assert result.trajectories[k, t].tolist() == info["robot_pos"][:2]
         assert truncated and result.bd[k].tolist() == info["bd"]
+        assert annotate_trajectory(world, result.trajectories[k]) == info["trajectory_annotation"]
         assert result.fitness[k] == info["episode_metrics"]["fitness"]
         assert result.task_solved[k] == info["episode_metrics"]["task_solved"]
 

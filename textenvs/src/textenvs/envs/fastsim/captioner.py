@@ -82,15 +82,11 @@ def area_info(world: World, i: int, j: int) -> list[Any]:
     return [colour, sides]
 
 
-def annotate_trajectory(world: World, positions: np.ndarray, every: int = 40) -> list[dict[str, Any]]:
-    """The paper's trajectory annotation of real positions [T, 2]: every ``every``-th step plus the last,
-    each ``{"timestep", "pos" (y flipped), "semantics", "colors"}`` (``colors`` is None without tiles)."""
-    if len(positions) == 0:
-        return []
-    steps = [*range(0, len(positions), every), len(positions) - 1]
+def annotate_points(world: World, points: Sequence[tuple[int, float, float]]) -> list[dict[str, Any]]:
+    """The paper's annotation of ``(timestep, x, y)`` points (real units): each ``{"timestep", "pos"
+    (y flipped), "semantics", "colors"}`` (``colors`` is None without tiles)."""
     entries = []
-    for t in steps:
-        x, y = float(positions[t, 0]), float(positions[t, 1])
+    for t, x, y in points:
         px, py = to_pixels(world, x, y)
         colours = area_info(world, int(px), int(py)) if world.layout.tiling is not None else None
         entries.append(
@@ -102,6 +98,15 @@ def annotate_trajectory(world: World, positions: np.ndarray, every: int = 40) ->
             }
         )
     return entries
+
+
+def annotate_trajectory(world: World, positions: np.ndarray, every: int = 40) -> list[dict[str, Any]]:
+    """The paper's ``annotate_traj(..., step=every)`` of real positions [T, 2] (e.g. a population's
+    recorded trajectories): every ``every``-th step plus the last (listed twice when it is one of them)."""
+    if len(positions) == 0:
+        return []
+    steps = [*range(0, len(positions), every), len(positions) - 1]
+    return annotate_points(world, [(t, float(positions[t, 0]), float(positions[t, 1])) for t in steps])
 
 
 def compass(dx: float, dy_up: float) -> str:

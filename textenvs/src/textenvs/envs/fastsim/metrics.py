@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from textenvs.envs.fastsim.captioner import annotate_trajectory
+from textenvs.envs.fastsim.captioner import annotate_points
 from textenvs.envs.fastsim.simulator import World
 
 #: Annotate every this many steps (plus the last), as the paper does.
@@ -16,8 +16,9 @@ ANNOTATION_EVERY = 40
 
 class EpisodeTracker:
     """Episode state of ``n`` robots of one world, robot by robot: steps taken, fitness (summed reward),
-    whether the goal was reached, and every position visited (the paper's behaviour = the positions
-    after each step). Plain Python per robot: a single env pays no array overhead."""
+    whether the goal was reached, and the positions the paper's annotation samples (after every
+    ``ANNOTATION_EVERY``-th step, and the latest). Plain Python per robot: a single env pays no array
+    overhead, and memory does not grow with the episode."""
 
     def __init__(self, world: World, n: int, max_steps: int):
         if not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
@@ -31,7 +32,8 @@ class EpisodeTracker:
         self.fitness = [0.0] * n
         self.reached = [False] * n
         self.start_distance = [1.0] * n
-        self.positions: list[list[tuple[float, float]]] = [[] for _ in range(n)]
+        self.samples: list[list[tuple[int, float, float]]] = [[] for _ in range(n)]
+        self.latest: list[tuple[int, float, float]] = [(0, 0.0, 0.0)] * n
 
     def distance_to_goal(self, x: float, y: float) -> float:
         return math.hypot(float(x) - self.goal_x, float(y) - self.goal_y)
@@ -39,7 +41,7 @@ class EpisodeTracker:
     def reset(self, row: int, x: float, y: float) -> None:
         """Start robot ``row``'s episode at (x, y)."""
         self.steps[row] = 0
-        self.positions[row] = []
+        self.samples[row] = []
         self.fitness[row] = 0.0
         self.reached[row] = False
         self.start_distance[row] = max(self.distance_to_goal(x, y), 1e-9)
@@ -47,8 +49,11 @@ class EpisodeTracker:
     def record(self, row: int, x: float, y: float) -> float:
         """Count one step of robot ``row``, now at (x, y); its reward: 1 inside the goal, else 0."""
         inside = self.distance_to_goal(x, y) <= self.goal_radius
-        self.positions[row].append((x, y))
-        self.steps[row] += 1
+        t = self.steps[row]
+        self.latest[row] = (t, x, y)
+        if t % ANNOTATION_EVERY == 0:
+            self.samples[row].append(self.latest[row])
+        self.steps[row] = t + 1
         self.fitness[row] += inside
         self.reached[row] = self.reached[row] or inside
         return 1.0 if inside else 0.0
@@ -64,7 +69,9 @@ class EpisodeTracker:
 
     def annotation(self, row: int) -> list[dict[str, Any]]:
         """The paper's annotation of this episode's trajectory so far."""
-        return annotate_trajectory(self.world, np.array(self.positions[row]).reshape(-1, 2), ANNOTATION_EVERY)
+        if self.steps[row] == 0:
+            return []
+        return annotate_points(self.world, [*self.samples[row], self.latest[row]])
 
     def episode_metrics(self, row: int, x: float, y: float) -> dict[str, Any]:
         """What the paper reports per evaluated policy; ``bd`` is the final (x, y) in real units."""
