@@ -6,8 +6,8 @@ the same in float64 and round the result to float32; ``cosf`` is emulated the sa
 rounded to float32 is what a correctly rounded ``cosf`` returns).
 
 Every function is plain Python that numba can compile: with numba installed, ``jit`` compiles them
-(the batched stepper then runs at millions of robot-steps per second); without it they run as they are,
-slower but with identical results. Every literal is wrapped in ``F32`` because numba, unlike NumPy,
+(the batched stepper then runs at about a million robot-steps per second on one core); without it they
+run as they are, slower but with identical results. Every literal is wrapped in ``F32`` because numba, unlike NumPy,
 promotes ``float32 op python-float`` to float64.
 """
 
