@@ -3,6 +3,7 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
+from tests.textagents.families import FAMILIES, entry_of, short_episode_kwargs
 from tests.textenvs.corridor_env import CORRIDOR_ID
 from textagents.agents import Agent, ExpertAgent, HumanAgent, RandomAgent, play_episode
 
@@ -26,6 +27,17 @@ def test_expert_agent_solves_the_corridor():
     record = play_episode(env, ExpertAgent(env), seed=0)
     assert record.success and record.ended
     assert record.agent == "expert" and record.params == {"env": CORRIDOR_ID}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_expert_agent_plays_every_family(family, data_dir):
+    entry = entry_of(family)
+    if entry.missing_requirements():
+        pytest.skip(f"{entry.id} needs {entry.missing_requirements()}")
+    env = gym.make(entry.id, **short_episode_kwargs(family, data_dir))
+    record = play_episode(env, ExpertAgent(env), seed=0, max_steps=2_000)
+    assert record.ended and record.invalid_actions == 0
+    assert record.params == {"env": entry.id}
 
 
 def test_expert_agent_needs_reset():

@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import textenvs
+from tests.textagents.families import FAMILIES, entry_of, short_episode_kwargs
 from tests.textenvs.corridor_env import CORRIDOR_ID
 from textagents.agents import GenerationAgent, GenericPrompt, ScoringAgent, play_episode, prompt_builder_for
 from textagents.agents.motion import MotionCommandWrapper, make_for_llm
@@ -93,26 +93,13 @@ def test_motion_commands_need_a_box_action_space():
         MotionCommandWrapper(gym.make(CORRIDOR_ID))
 
 
-def _tiny_episode_kwargs(family: str, data_dir) -> dict:
-    """Short episodes per family so that a tiny model plays each to its end quickly."""
-    return {
-        "crafter_text": {"length": 25},
-        "fastsim": {"max_steps": 20, "data_dir": str(data_dir)},
-        "housekeep": {"max_commands": 12, "data_dir": str(data_dir)},
-    }.get(family, {})
-
-
-FAMILIES = sorted({e.family for e in textenvs.ENV_TABLE})
-FIRST_ID = {f: next(e.id for e in textenvs.ENV_TABLE if e.family == f) for f in FAMILIES}
-
-
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("agent_kind", ["generate", "score"])
 def test_llm_agents_play_a_full_episode_of_every_family(family, agent_kind, causal_backend, data_dir):
-    entry = next(e for e in textenvs.ENV_TABLE if e.id == FIRST_ID[family])
+    entry = entry_of(family)
     if entry.missing_requirements():
         pytest.skip(f"{entry.id} needs {entry.missing_requirements()}")
-    env = make_for_llm(entry.id, **_tiny_episode_kwargs(family, data_dir))
+    env = make_for_llm(entry.id, **short_episode_kwargs(family, data_dir))
     builder = prompt_builder_for(env, **({"data_dir": str(data_dir)} if family == "housekeep" else {}))
     if agent_kind == "generate":
         multi_step = family == "housekeep"  # LLM-Personalize's planner writes multi-step plans

@@ -259,6 +259,8 @@ def stream_chunks(response: dict[str, Any]) -> Iterator[dict[str, Any]]:
 class _Handler(BaseHTTPRequestHandler):
     server: ModelHTTPServer
     protocol_version = "HTTP/1.1"
+    #: Seconds a connection may sit idle or trickle a request before it is dropped (frees the thread).
+    timeout = 120
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -71,11 +70,10 @@ class SentenceEmbedder:
     """
 
     def __init__(self, model_path: str | Path | None = None, cache_size: int = 100_000, device: str = "cpu"):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
         path = Path(model_path) if model_path is not None else offline_sbert_path()
-        self.model = SentenceTransformer(str(path), device=device)
+        self.model = SentenceTransformer(str(path), device=device, local_files_only=True)
         dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(dimension())
         self.cache: OrderedDict[str, np.ndarray] = OrderedDict()
