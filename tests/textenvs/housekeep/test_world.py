@@ -188,3 +188,13 @@ def test_an_object_can_go_back_where_it_was_picked(env):
     info = env.step("look at bathroom 0 bathtub 14")[4]
     assert info["action_succeeded"] and "place hair dryer 1 on bathroom 0 bathtub 14" in info["admissible_commands"]
     assert env.step("place hair dryer 1 on bathroom 0 bathtub 14")[1] == pytest.approx(-2.51)
+
+
+def test_bad_given_episodes_are_refused_with_the_reason(env):
+    unknown = _episode({"hair_dryer_1": "bathroom 0 bathtub 14"})
+    unknown = unknown.__class__(**{**unknown.__dict__, "categories": ("unicorn",)})
+    with pytest.raises(ValueError, match="unknown object categories \\['unicorn'\\]"):
+        env.reset(seed=0, options={"episode": unknown})
+    garbled = unknown.__class__(**{**unknown.__dict__, "categories": ("hair_dryer",), "objects": ("hair\x07dryer_1",)})
+    with pytest.raises(ValueError, match="non-printable"):
+        env.reset(seed=0, options={"episode": garbled})

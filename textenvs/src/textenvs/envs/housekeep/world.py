@@ -7,6 +7,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 
+from textenvs.core.spaces import PRINTABLE
 from textenvs.envs.housekeep.annotations import Annotations
 from textenvs.envs.housekeep.commands import (
     GO_TO,
@@ -28,6 +29,7 @@ from textenvs.envs.housekeep.scenes import Receptacle, Room, Scene
 FORWARD_STEP_M = 0.25
 TURN_STEP_RAD = math.radians(10.0)
 HELD = -1
+_PRINTABLE = frozenset(PRINTABLE)
 
 
 @dataclass
@@ -93,6 +95,7 @@ def layout(scene: Scene, receptacle_keys: tuple[str, ...]) -> Layout:
     receptacle_room = tuple(scene.room_index[r.room] for r in receptacles)
     names = {room.name: Ref(ROOM, i) for i, room in enumerate(scene.rooms)}
     names.update({rec.name: Ref(RECEPTACLE, i) for i, rec in enumerate(receptacles)})
+    check_printable(scene.name, [*names, *(r.kind_label for r in receptacles)])
     return Layout(
         scene=scene,
         receptacles=receptacles,
@@ -107,6 +110,13 @@ def layout(scene: Scene, receptacle_keys: tuple[str, ...]) -> Layout:
         go_to_receptacle=[f"{GO_TO} {rec.name}" for rec in receptacles],
         look_at_receptacle=[f"{LOOK_AT} {rec.name}" for rec in receptacles],
     )
+
+
+def check_printable(scene: str, names: list[str]) -> None:
+    """Names go into every text observation, which must stay printable: refuse corrupted data once."""
+    bad = [name for name in names if not _PRINTABLE.issuperset(name)]
+    if bad:
+        raise ValueError(f"scene {scene}: names with non-printable characters {bad!r}; the data files are corrupted")
 
 
 class World:
@@ -126,6 +136,9 @@ class World:
         self.object_keys = list(episode.objects)
         self.object_names = [object_name(k) for k in episode.objects]
         self.categories = list(episode.categories)
+        unknown = [c for c in episode.categories if c not in annotations.object_index]
+        if unknown:
+            raise ValueError(f"unknown object categories {unknown}; valid: the 269 of housekeep/amt/objects.txt")
         self.category_columns = [annotations.object_index[c] for c in episode.categories]
         self.location: list[int] = [local[episode.receptacles[s]] for s in episode.start]
         self.correct: list[frozenset[int]] = [
@@ -136,6 +149,7 @@ class World:
         self.misplaced_at_start = [i for i, ok in enumerate(self.initially_correct) if not ok]
         self.correct_count = sum(self.initially_correct)  # objects on a correct receptacle now
         self.rearranged_count = 0  # initially misplaced objects on a correct receptacle now
+        check_printable(scene.name, self.object_names)
         self.names = dict(static.names)
         self.names.update({name: Ref(OBJECT, i) for i, name in enumerate(self.object_names)})
         # Command strings, formatted once: admissible lists are built from them every step.
