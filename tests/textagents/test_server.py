@@ -176,3 +176,15 @@ def test_token_id_prompts_through_the_client(client, causal_backend):
     assert len(response.choices[0].logprobs.tokens) == len(ids)
     with pytest.raises(openai.BadRequestError, match="token ids must be in"):
         client.completions.create(model="tiny", prompt=[10**7], max_tokens=1)
+
+
+def test_streamed_completion_and_missing_length(client, server, causal_backend):
+    stream = client.completions.create(model="tiny", prompt=CONTEXTS[0], max_tokens=4, temperature=0, stream=True)
+    assert "".join(chunk.choices[0].text for chunk in stream) == causal_backend.generate([CONTEXTS[0]], max_tokens=4)[0]
+    host, port = server.server_address[:2]
+    connection = http.client.HTTPConnection(host, port, timeout=30)
+    connection.putrequest("POST", "/v1/completions")
+    connection.endheaders()
+    response = connection.getresponse()
+    assert response.status == 411 and "Content-Length" in json.loads(response.read())["error"]["message"]
+    connection.close()
