@@ -265,7 +265,8 @@ class TransformersBackend:
         if isinstance(prompts, str):
             raise TypeError("generate takes a list of prompts, got one string")
         results: list[Generated] = []
-        with self.lock, torch.no_grad(), torch.random.fork_rng(devices=[]):
+        cuda_devices = [self.device.index or 0] if self.device.type == "cuda" else []
+        with self.lock, torch.no_grad(), torch.random.fork_rng(devices=cuda_devices):
             if sampling.seed is not None:
                 torch.manual_seed(sampling.seed)
             for start in range(0, len(prompts), self.batch_size):
