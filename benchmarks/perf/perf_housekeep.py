@@ -19,6 +19,7 @@ from common import rate, write_result
 import textenvs  # noqa: F401  (registers Housekeep-Text-v0)
 from textenvs.envs.housekeep.commands import parse
 from textenvs.envs.housekeep.generator import generate_episode
+from textenvs.envs.housekeep.world import World
 
 TARGET_STEPS_PER_SECOND = 20_000
 
@@ -42,20 +43,24 @@ def env_stepper(seed: int) -> Callable[[], None]:
 
 
 def world_stepper(seed: int) -> Callable[[], None]:
-    """The same agent on the bare ``World`` (no Gymnasium wrapper, text or info)."""
+    """The same agent on the bare ``World``: no Gymnasium wrapper, text, info or observation; a new
+    episode is generated and a new World built when one runs out."""
     env = gym.make("Housekeep-Text-v0").unwrapped
-    env.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    state = {"world": env.world}
+
+    def new_world() -> World:
+        episode = env.config.choose_episode(rng, {})
+        return World(env.config.scene(episode.scene), episode, env.annotations, [episode.robot_start])
+
+    state = {"world": new_world()}
 
     def step() -> None:
         world = state["world"]
         commands = world.admissible_commands(0)
         command = commands[int(rng.integers(len(commands) - 1))]  # the last one is mission complete
-        world.execute(0, parse(command, world.names))
+        world.execute(0, parse(command, world.names, world.parsed))
         if world.steps >= env.max_steps or world.commands >= env.max_commands:
-            env.reset()
-            state["world"] = env.world
+            state["world"] = new_world()
 
     return step
 

@@ -26,6 +26,7 @@ MAX_OBJECTS_PER_RECEPTACLE = 2
 RECEPTACLE_DROPOUT = 0.25
 DROPOUT_CATEGORIES = frozenset({"bottom_cabinet", "shelf", "top_cabinet", "bottom_cabinet_no_top"})
 MAX_ATTEMPTS = 100
+NOISE_ROWS_PER_DRAW = 6
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,8 @@ class ObjectCandidates:
     """Where one object category can start in one scene."""
 
     category: str
-    misplace_pairs: np.ndarray  # annotation pair indices, misplaced or neutral
-    misplace_scores: np.ndarray  # their scores (mean negative rank, or -5)
+    misplace_pairs: tuple[int, ...]  # annotation pair indices, misplaced or neutral
+    misplace_logits: tuple[float, ...]  # their scores (mean negative rank, or -5) over tau
     correct_pairs: tuple[int, ...]  # correct pairs, best mean rank first
     correct_instances: frozenset[int]  # scene receptacle indices where the object is correct
 
@@ -46,6 +47,10 @@ class SceneTables:
     scene: Scene
     candidates: tuple[ObjectCandidates, ...]
     instances: dict[int, tuple[int, ...]]  # pair -> reachable scene receptacle indices it covers
+
+    @functools.cached_property
+    def most_misplace_pairs(self) -> int:
+        return max(len(c.misplace_pairs) for c in self.candidates)
 
     @functools.cached_property
     def receptacle_sets(self) -> dict[bool, tuple[tuple[str, ...], frozenset[int], dict[int, int]]]:
@@ -86,8 +91,8 @@ def scene_tables(scene_name: str, categories: tuple[str, ...], data_dir: str | N
         candidates.append(
             ObjectCandidates(
                 category=category,
-                misplace_pairs=np.array(misplace, dtype=np.int64),
-                misplace_scores=np.array([annotations.misplace_score[p, column] for p in misplace]),
+                misplace_pairs=tuple(misplace),
+                misplace_logits=tuple(float(annotations.misplace_score[p, column]) / SOFTMAX_TAU for p in misplace),
                 correct_pairs=tuple(correct),
                 correct_instances=correct_instances,
             )
@@ -95,13 +100,16 @@ def scene_tables(scene_name: str, categories: tuple[str, ...], data_dir: str | N
     return SceneTables(scene=scene, candidates=tuple(candidates), instances={p: tuple(v) for p, v in instances.items()})
 
 
-def _softmax_order(candidate: ObjectCandidates, rng: np.random.Generator) -> np.ndarray:
+def _softmax_order(candidate: ObjectCandidates, gumbel_noise: list[float]) -> list[int]:
     """All misplace pairs in an order drawn by softmax(score / tau) without replacement.
 
-    Sorting Gumbel-perturbed logits draws exactly that order (Plackett-Luce), in one vectorized call.
+    Sorting Gumbel-perturbed logits draws exactly that order (Plackett-Luce); ``gumbel_noise`` is a row
+    of standard Gumbel noise at least as long as the candidate's pairs. (Plain Python: for ~20 pairs it
+    is faster than numpy's per-call overhead.)
     """
-    keys = candidate.misplace_scores / SOFTMAX_TAU + rng.gumbel(size=len(candidate.misplace_scores))
-    return candidate.misplace_pairs[np.argsort(-keys, kind="stable")]
+    keys = [logit + noise for logit, noise in zip(candidate.misplace_logits, gumbel_noise, strict=False)]
+    order = sorted(range(len(keys)), key=keys.__getitem__, reverse=True)
+    return [candidate.misplace_pairs[i] for i in order]
 
 
 def generate_episode(
@@ -131,6 +139,8 @@ def _attempt(tables: SceneTables, rng: np.random.Generator, episode_id: int) -> 
     load: dict[int, int] = {}
     placed: list[tuple[ObjectCandidates, int]] = []
     misplaced = 0
+    # Gumbel noise for the candidates tried as misplaced, drawn a few rows per numpy call.
+    noise: list[list[float]] = []
     for index in rng.permutation(len(tables.candidates)).tolist():
         if len(placed) == n_objects and misplaced == n_misplaced:
             break
@@ -138,7 +148,12 @@ def _attempt(tables: SceneTables, rng: np.random.Generator, episode_id: int) -> 
         if dropout and not candidate.correct_instances & present_set:
             continue
         wants_misplaced = misplaced < n_misplaced
-        pairs = _softmax_order(candidate, rng) if wants_misplaced else candidate.correct_pairs
+        if wants_misplaced:
+            if not noise:
+                noise = rng.gumbel(size=(NOISE_ROWS_PER_DRAW, tables.most_misplace_pairs)).tolist()
+            pairs = _softmax_order(candidate, noise.pop())
+        else:
+            pairs = candidate.correct_pairs
         start = _first_free(pairs, tables, present_set, load, candidate, wants_misplaced)
         if start is None:
             continue

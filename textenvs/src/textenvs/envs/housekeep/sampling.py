@@ -60,5 +60,4 @@ def choose_episode(
         if not 0 <= int(index) < len(episodes):
             raise ValueError(f"episode_index={index!r} is out of range 0..{len(episodes) - 1} for {scene}")
         return episodes[int(index)]
-    seed = int(rng.integers(2**63 - 1))
-    return generate_episode(scene, split, objects_split, np.random.default_rng(seed), data_dir=data_dir)
+    return generate_episode(scene, split, objects_split, rng, data_dir=data_dir)
