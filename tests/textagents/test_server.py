@@ -79,7 +79,9 @@ def test_chat_with_logprobs_and_streaming(client, causal_backend):
 
 
 def test_score_through_the_server_equals_in_process_and_by_hand(server, causal_backend):
-    remote = OpenAIBackend("tiny", base_url=server.url).score(CONTEXTS, CANDIDATES)
+    backend = OpenAIBackend("tiny", base_url=server.url, score_batch=2)
+    remote = backend.score(CONTEXTS, CANDIDATES)
+    assert backend.usage.requests == 3  # 5 (context, candidate) prompts, 2 per request
     local = causal_backend.score(CONTEXTS, CANDIDATES)
     for context, options, remote_row, local_row in zip(CONTEXTS, CANDIDATES, remote, local, strict=True):
         by_hand = [hand_scores(causal_backend, context, c) for c in options]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from textagents.llm.accounting import TokenUsage
@@ -44,6 +45,7 @@ class OpenAIBackend:
             ``backoff_s * 2**attempt`` (at most ``max_backoff_s``) between them.
         tokenizer: the served model's tokenizer (an object with ``__call__``, or a path for
             ``AutoTokenizer``) to score with token ids, exactly as lamorel; None scores with text.
+        score_batch: (context, candidate) prompts per ``score`` request.
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class OpenAIBackend:
         max_backoff_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
         tokenizer: Any = None,
+        score_batch: int = 64,
     ):
         api_key = os.environ.get(api_key_env)
         if not api_key:
@@ -76,6 +79,7 @@ class OpenAIBackend:
 
             tokenizer = AutoTokenizer.from_pretrained(tokenizer)
         self.tokenizer = tokenizer
+        self.score_batch = score_batch
 
     def _request(self, call: Callable[..., Any], **kwargs: Any) -> Any:
         openai = _openai()
@@ -133,25 +137,40 @@ class OpenAIBackend:
         return response.choices[0].message.content or ""
 
     def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
+        """Scores of every (context, candidate), sent ``score_batch`` prompts per request."""
         check_score_inputs(contexts, candidates)
-        scores = []
+        prompts: list[Any] = []
+        #: Per prompt, how to read its candidate's share of the echoed log-probs.
+        readers: list[Callable[[Any], float]] = []
         for context, options in zip(contexts, candidates, strict=True):
-            if self.tokenizer is not None:
-                context_ids = list(self.tokenizer(context)["input_ids"])
-                option_ids = [list(self.tokenizer(o, add_special_tokens=False)["input_ids"]) for o in options]
-                prompt: list[Any] = [context_ids + ids for ids in option_ids]
-            else:
-                prompt = [context + option for option in options]
+            if self.tokenizer is None:
+                prompts += [context + option for option in options]
+                readers += [partial(candidate_logprob, context_chars=len(context))] * len(options)
+                continue
+            context_ids = list(self.tokenizer(context)["input_ids"])
+            for option in options:
+                option_ids = list(self.tokenizer(option, add_special_tokens=False)["input_ids"])
+                prompts.append(context_ids + option_ids)
+                readers.append(partial(last_tokens_logprob, count=len(option_ids)))
+        flat: list[float] = []
+        for start in range(0, len(prompts), self.score_batch):
             response = self._request(
-                self.client.completions.create, prompt=prompt, echo=True, logprobs=1, max_tokens=0, temperature=0.0
+                self.client.completions.create,
+                prompt=prompts[start : start + self.score_batch],
+                echo=True,
+                logprobs=1,
+                max_tokens=0,
+                temperature=0.0,
             )
             choices = sorted(response.choices, key=lambda c: c.index)
-            if self.tokenizer is not None:
-                row = [last_tokens_logprob(c.logprobs, len(ids)) for c, ids in zip(choices, option_ids, strict=True)]
-            else:
-                row = [candidate_logprob(choice.logprobs, len(context)) for choice in choices]
-            scores.append(row)
-        return scores
+            flat += [
+                read(c.logprobs) for read, c in zip(readers[start : start + self.score_batch], choices, strict=True)
+            ]
+        rows, position = [], 0
+        for options in candidates:
+            rows.append(flat[position : position + len(options)])
+            position += len(options)
+        return rows
 
 
 def _prompt_logprobs(logprobs: Any) -> list[float | None]:
