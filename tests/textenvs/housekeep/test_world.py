@@ -198,3 +198,9 @@ def test_bad_given_episodes_are_refused_with_the_reason(env):
     garbled = unknown.__class__(**{**unknown.__dict__, "categories": ("hair_dryer",), "objects": ("hair\x07dryer_1",)})
     with pytest.raises(ValueError, match="non-printable"):
         env.reset(seed=0, options={"episode": garbled})
+    outside = unknown.__class__(
+        **{**unknown.__dict__, "categories": ("hair_dryer",), "start": (len(unknown.receptacles) - 1,)}
+    )
+    assert outside.receptacles[-1].startswith("None-")  # a window outside every room
+    with pytest.raises(ValueError, match="cannot reach"):
+        env.reset(seed=0, options={"episode": outside})

@@ -48,6 +48,21 @@ class SceneTables:
     candidates: tuple[ObjectCandidates, ...]
     instances: dict[int, tuple[int, ...]]  # pair -> reachable scene receptacle indices it covers
 
+    def correct_positions(self, candidate: ObjectCandidates, dropout: bool) -> tuple[int, ...]:
+        """The candidate's correct receptacles as indices into the episode's receptacle list."""
+        key = (candidate.category, dropout)
+        cached = self._correct_positions.get(key)
+        if cached is None:
+            _, present, position = self.receptacle_sets[dropout]
+            cached = self._correct_positions[key] = tuple(
+                position[i] for i in sorted(candidate.correct_instances & present)
+            )
+        return cached
+
+    @functools.cached_property
+    def _correct_positions(self) -> dict[tuple[str, bool], tuple[int, ...]]:
+        return {}
+
     @functools.cached_property
     def most_misplace_pairs(self) -> int:
         return max(len(c.misplace_pairs) for c in self.candidates)
@@ -169,7 +184,7 @@ def _attempt(tables: SceneTables, rng: np.random.Generator, episode_id: int) -> 
         objects=tuple(f"{c.category}_1" for c, _ in placed),
         categories=tuple(c.category for c, _ in placed),
         start=tuple(position[s] for _, s in placed),
-        correct=tuple(tuple(position[i] for i in sorted(c.correct_instances & present_set)) for c, _ in placed),
+        correct=tuple(tables.correct_positions(c, dropout) for c, _ in placed),
         robot_start=scene.rooms[int(rng.integers(len(scene.rooms)))].center,
     )
 

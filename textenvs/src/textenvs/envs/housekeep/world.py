@@ -30,6 +30,7 @@ FORWARD_STEP_M = 0.25
 TURN_STEP_RAD = math.radians(10.0)
 HELD = -1
 _PRINTABLE = frozenset(PRINTABLE)
+_LEFT_OUT = frozenset({-1})
 
 
 @dataclass
@@ -71,7 +72,7 @@ class Layout:
     rooms: tuple[Room, ...]
     receptacle_room: tuple[int, ...]
     room_receptacles: tuple[tuple[int, ...], ...]
-    local: dict[str, int]  # receptacle key -> index
+    local: tuple[int, ...]  # the episode's receptacle index -> index here (-1: left out)
     names: dict[str, Ref]  # rooms and receptacles
     go_to_room: list[str]
     go_to_receptacle: list[str]
@@ -104,7 +105,7 @@ def layout(scene: Scene, receptacle_keys: tuple[str, ...]) -> Layout:
         room_receptacles=tuple(
             tuple(i for i, r in enumerate(receptacle_room) if r == room) for room in range(len(scene.rooms))
         ),
-        local={key: i for i, key in enumerate(kept)},
+        local=tuple(kept.index(k) if k in kept else -1 for k in receptacle_keys),
         names=names,
         go_to_room=[f"{GO_TO} {room.name}" for room in scene.rooms],
         go_to_receptacle=[f"{GO_TO} {rec.name}" for rec in receptacles],
@@ -140,11 +141,11 @@ class World:
         if unknown:
             raise ValueError(f"unknown object categories {unknown}; valid: the 269 of housekeep/amt/objects.txt")
         self.category_columns = [annotations.object_index[c] for c in episode.categories]
-        self.location: list[int] = [local[episode.receptacles[s]] for s in episode.start]
-        self.correct: list[frozenset[int]] = [
-            frozenset(local[episode.receptacles[c]] for c in cs if episode.receptacles[c] in local)
-            for cs in episode.correct
-        ]
+        self.location: list[int] = [local[s] for s in episode.start]
+        if HELD in self.location:
+            outside = [episode.receptacles[s] for s in episode.start if local[s] == HELD]
+            raise ValueError(f"objects start on receptacles the robot cannot reach: {outside}")
+        self.correct: list[frozenset[int]] = [frozenset(local[c] for c in cs) - _LEFT_OUT for cs in episode.correct]
         self.initially_correct = [self.location[i] in self.correct[i] for i in range(len(self.location))]
         self.misplaced_at_start = [i for i, ok in enumerate(self.initially_correct) if not ok]
         self.correct_count = sum(self.initially_correct)  # objects on a correct receptacle now
