@@ -2,14 +2,16 @@
 
 Same run, same machine: steps/s of our text mode (no rendering) and text+pixels mode against stock
 ``crafter.Env().step`` (which renders every frame), on the same seeded stream of random actions, resets
-excluded from the timing; the median reset time with numba (and, in a subprocess, without it); the peak
-memory of one env in a fresh process. Writes ``benchmarks/results/perf_crafter_text.json``.
+excluded from the timing; median reset times with numba, without it (in a subprocess) and of stock
+crafter; the memory of one env in a fresh process (resident growth over 1,000 steps, Python allocation
+peak). Writes ``benchmarks/results/perf_crafter_text.json``.
 Run: ``python benchmarks/perf/perf_crafter_text.py [--steps 3000]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import statistics
 import subprocess
@@ -26,15 +28,18 @@ import textenvs  # noqa: F401  (registers Crafter-Text-v0)
 from textenvs.envs.crafter_text import COMMANDS
 
 _MEMORY_PROBE = """
-import resource, gymnasium as gym, textenvs
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+import resource, tracemalloc, gymnasium as gym, textenvs, crafter
+def rss_kib():
+    return int(next(line for line in open("/proc/self/status") if line.startswith("VmRSS")).split()[1])
+before = rss_kib()
+tracemalloc.start()
 env = gym.make("Crafter-Text-v0", obs_mode=OBS_MODE)
 env.reset(seed=0)
 for i in range(1000):
     if any(env.step(COMMANDS[i % len(COMMANDS)])[2:4]):
         env.reset()
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(before, after)
+_current, peak = tracemalloc.get_traced_memory()
+print(before, rss_kib(), peak, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 _RESET_WITHOUT_NUMBA = """
@@ -111,10 +116,23 @@ def main() -> None:
         resets.append(time.perf_counter() - start)
     reset_without_numba = float(python_probe(_RESET_WITHOUT_NUMBA, RESETS=3))
 
+    stock = crafter.Env(seed=0)
+    stock.reset()
+    stock_resets = []
+    for _ in range(args.resets):
+        start = time.perf_counter()
+        stock.reset()
+        stock_resets.append(time.perf_counter() - start)
+
     memory = {}
     for obs_mode in ("text", "text+pixels"):
-        before, after = map(int, python_probe(_MEMORY_PROBE, OBS_MODE=obs_mode, COMMANDS=COMMANDS).split())
-        memory[obs_mode] = {"process_peak_mib": round(after / 1024, 1), "env_mib": round((after - before) / 1024, 1)}
+        probe = python_probe(_MEMORY_PROBE, OBS_MODE=obs_mode, COMMANDS=COMMANDS)
+        before, after, python_peak, process_peak = map(int, probe.split())
+        memory[obs_mode] = {
+            "env_rss_mib": round((after - before) / 1024, 1),
+            "env_python_peak_mib": round(python_peak / 2**20, 1),
+            "process_peak_rss_mib": round(process_peak / 1024, 1),
+        }
 
     result = {
         "env": "Crafter-Text-v0 (text actions, caption_style=smartplay)",
@@ -125,9 +143,10 @@ def main() -> None:
         "target_ratio_text_vs_stock": 3.0,
         "reset_seconds_median_numba": round(statistics.median(resets), 4),
         "reset_seconds_median_without_numba": round(reset_without_numba, 3),
+        "reset_seconds_median_stock_crafter": round(statistics.median(stock_resets), 4),
         "target_reset_seconds_numba": 0.1,
         "memory_one_env_1000_steps": memory,
-        "crafter_version": crafter.__version__ if hasattr(crafter, "__version__") else "1.8.x",
+        "crafter_version": importlib.metadata.version("crafter"),
     }
     path = write_result("perf_crafter_text", result)
     print(json.dumps(result, indent=1), "->", path)

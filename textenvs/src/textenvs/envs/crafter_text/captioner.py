@@ -10,6 +10,7 @@ The three styles look at the same 9x7 local view crafter draws (9x9 view minus t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -87,6 +88,17 @@ def _sliced_view(semantic: np.ndarray, x: int, y: int) -> np.ndarray:
     return semantic[x - VIEW_HALF_WIDTH : x + VIEW_HALF_WIDTH + 1, y - VIEW_HALF_HEIGHT : y + VIEW_HALF_HEIGHT + 1]
 
 
+@functools.cache
+def _view_cells(shape: tuple[int, int]) -> tuple[tuple[int, int, int], ...]:
+    """``(Manhattan distance, dx, dy)`` of each cell of a view of ``shape``, in the view's C order."""
+    cells = []
+    for i in range(shape[0]):
+        for j in range(shape[1]):
+            dx, dy = i - VIEW_HALF_WIDTH, j - VIEW_HALF_HEIGHT
+            cells.append((abs(dx) + abs(dy), dx, dy))
+    return tuple(cells)
+
+
 def _compass(dx: int, dy: int) -> str:
     vertical = "north" if dy < 0 else "south" if dy > 0 else ""
     horizontal = "west" if dx < 0 else "east" if dx > 0 else ""
@@ -133,17 +145,14 @@ def smartplay_caption(state: Mapping[str, Any]) -> str:
         facing_name = ID_TO_ITEM[view[VIEW_HALF_WIDTH + dx, VIEW_HALF_HEIGHT + dy]]
     except IndexError:
         return OUT_OF_MAP
-    offsets_x, offsets_y = np.indices(view.shape)
-    offsets_x -= VIEW_HALF_WIDTH
-    offsets_y -= VIEW_HALF_HEIGHT
-    distance = np.abs(offsets_x) + np.abs(offsets_y)
-    seen = []
-    for item_id in np.unique(view):
-        if item_id == PLAYER_ID:
-            continue
-        nearest = np.unravel_index(np.argmin(np.where(view == item_id, distance, np.iinfo(np.int64).max)), view.shape)
-        where = _compass(int(offsets_x[nearest]), int(offsets_y[nearest]))
-        seen.append(f"- {ID_TO_ITEM[item_id]} {distance[nearest]} steps to your {where}")
+    nearest: dict[int, tuple[int, int, int]] = {}  # id -> (distance, dx, dy), scanning west to east
+    for item_id, cell in zip(view.ravel().tolist(), _view_cells(view.shape), strict=True):
+        if item_id != PLAYER_ID and (item_id not in nearest or cell[0] < nearest[item_id][0]):
+            nearest[item_id] = cell
+    seen = [
+        f"- {ID_TO_ITEM[item_id]} {distance} steps to your {_compass(ox, oy)}"
+        for item_id, (distance, ox, oy) in sorted(nearest.items())
+    ]
     surroundings = "You see:\n" + "\n".join(seen) if seen else "You see nothing away from you."
 
     text = ""
@@ -211,30 +220,31 @@ def balrog_contexts(state: Mapping[str, Any]) -> tuple[str, str]:
     facing_name = "nothing" if facing_name in _BALROG_UNSHOWN else facing_name
 
     edges = {name: _edge_cells(view, name) for name in _BALROG_EDGE_ONLY}
-    nearest: dict[str, tuple[int, str]] = {}
-    for i in range(view.shape[0]):
-        for j in range(view.shape[1]):
-            name = ID_TO_ITEM[view[i, j]]
-            if view[i, j] == PLAYER_ID or name in _BALROG_UNSHOWN or (name in edges and not edges[name][i, j]):
+    nearest: dict[str, tuple[int, int, int]] = {}
+    edge_lists = {name: mask.tolist() for name, mask in edges.items()}
+    for i, column in enumerate(view.tolist()):
+        for j, item_id in enumerate(column):
+            name = ID_TO_ITEM[item_id]
+            if item_id == PLAYER_ID or name in _BALROG_UNSHOWN or (name in edges and not edge_lists[name][i][j]):
                 continue
-            rank, where = _precise_offset(i - VIEW_HALF_WIDTH, j - VIEW_HALF_HEIGHT)
+            ox, oy = i - VIEW_HALF_WIDTH, j - VIEW_HALF_HEIGHT
+            rank = abs(oy) if oy else abs(ox)
             if name not in nearest or rank < nearest[name][0]:
-                nearest[name] = (rank, where)
-    seen = [f"- {name} {where}" for name, (_rank, where) in nearest.items()]
+                nearest[name] = (rank, ox, oy)
+    seen = [f"- {name} {_precise_offset(ox, oy)}" for name, (_rank, ox, oy) in nearest.items()]
     surroundings = "You see:\n" + "\n".join(seen) if seen else "You see nothing away from you."
     long_term = f"{_condition(state)}\n\n{surroundings}\n\nYou face {facing_name} at your front."
     return long_term.strip(), _status_and_inventory(state["inventory"])
 
 
-def _precise_offset(dx: int, dy: int) -> tuple[int, str]:
-    """BALROG's offset wording and the number it ranks by (the first one written)."""
+def _precise_offset(dx: int, dy: int) -> str:
+    """BALROG's offset wording: "1 step north and 4 steps west" (north/south first)."""
     parts = []
     if dy:
         parts.append((abs(dy), "north" if dy < 0 else "south"))
     if dx:
         parts.append((abs(dx), "west" if dx < 0 else "east"))
-    words = " and ".join(f"{n} step{'s' if n > 1 else ''} {d}" for n, d in parts)
-    return parts[0][0], words
+    return " and ".join(f"{n} step{'s' if n > 1 else ''} {d}" for n, d in parts)
 
 
 def _edge_cells(view: np.ndarray, name: str) -> np.ndarray:

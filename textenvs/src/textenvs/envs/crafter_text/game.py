@@ -42,6 +42,9 @@ class DeterministicCrafter(crafter.Env):
         super().__init__(area=AREA, view=VIEW, length=length, seed=0)
         item_rows = int(np.ceil(len(crafter.constants.items) / VIEW[0]))
         self._local_view = _SeededNoiseLocalView(self._world, self._textures, [VIEW[0], VIEW[1] - item_rows])
+        # Crafter evaluates ``2 * max(self._view)`` for every object on every step; over a tuple rather
+        # than a numpy array that is several times cheaper, and the value is the same.
+        self._view = VIEW
 
     def start_episode(self, world_seed: int, noise_seed: int) -> None:
         """Crafter's ``reset`` with an explicit world seed (crafter derives it from a per-env counter)."""
@@ -75,7 +78,11 @@ class DeterministicCrafter(crafter.Env):
     def image(self, width: int, height: int) -> np.ndarray:
         """The frame crafter would show, ``(height, width, 3)`` uint8."""
         self._local_view.frame = self._step
-        return self.render((width, height))
+        self._view = np.array(VIEW)  # crafter's render divides by the view as an array
+        try:
+            return self.render((width, height))
+        finally:
+            self._view = VIEW
 
     def _obs(self) -> None:
         return None  # rendering happens in ``image`` only when an observation needs pixels
