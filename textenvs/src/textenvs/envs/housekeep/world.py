@@ -276,9 +276,10 @@ class World:
             robot.is_known_receptacle[rec] = True
             robot.known_receptacles.append(rec)
             self._changed(self.receptacle_room[rec])
-        for obj, location in enumerate(self.location):
-            if location == rec:
-                self.discover_object(robot, obj)
+        if rec in self.location:
+            for obj, location in enumerate(self.location):
+                if location == rec:
+                    self.discover_object(robot, obj)
 
     def discover_object(self, robot: Robot, obj: int) -> None:
         """Called for objects on a receptacle (never a held one)."""
