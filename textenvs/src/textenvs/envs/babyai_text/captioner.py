@@ -7,9 +7,9 @@ The caption of a state is a list of sentences built from the agent's egocentric 
 2. walls straight ahead, then to the left, then to the right: ``"You see a wall {n} step(s) forward"``,
    only when no object stands between the agent and the wall (unseen and empty cells are skipped);
 3. every visible cell holding something other than unseen/empty/wall, column by column (left to
-   right), each column top to bottom: ``"You see a {color} {type} {dx} step(s) left|right and {dy}
-   step(s) forward"``, dropping an axis whose offset is 0; doors read ``"You see a {open|closed|locked}
-   {color} door ..."`` (GLAM writes "a open" too).
+   right), each column from its farthest cell to the agent's row: ``"You see a {color} {type} {dx}
+   step(s) left|right and {dy} step(s) forward"``, dropping an axis whose offset is 0; doors read
+   ``"You see a {open|closed|locked} {color} door ..."`` (GLAM writes "a open" too).
 """
 
 from __future__ import annotations
