@@ -116,3 +116,5 @@ def test_replay_starts_from_the_start_matrix(scene, original_episodes):
 def test_original_episodes_of_a_scene_without_a_file_are_refused():
     with pytest.raises(ValueError, match="Pomaria_2_int"):
         load_original_episodes("Rs_int")
+    with pytest.raises(ValueError, match="unknown Housekeep scene 'Nowhere_int'; valid scenes: Beechwood_0_int"):
+        load_original_episodes("Nowhere_int")

@@ -90,7 +90,11 @@ class Splits:
     objects: dict[str, tuple[str, ...]]  # split -> object categories
 
     def scene_split(self, scene: str) -> str:
-        return next(split for split, names in self.scenes.items() if scene in names)
+        for split, names in self.scenes.items():
+            if scene in names:
+                return split
+        valid = sorted(n for names in self.scenes.values() for n in names)
+        raise ValueError(f"unknown Housekeep scene {scene!r}; valid scenes: {', '.join(valid)}")
 
     def episode_objects(self, split: str, objects_split: str) -> tuple[str, ...]:
         """Object categories of a split's episodes: train categories for train and for seen val/test,
