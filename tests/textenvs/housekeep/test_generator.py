@@ -76,3 +76,8 @@ def test_every_object_and_a_correct_receptacle_are_reachable():
         assert all(rooms[s] is not None for s in episode.start)
         assert all(any(rooms[c] is not None for c in correct) for correct in episode.correct)
         assert 3 <= len(episode.misplaced) <= 5 and 7 <= len(episode.objects) <= 10
+
+
+def test_bad_split_names_raise_with_the_valid_ones():
+    with pytest.raises(ValueError, match="'train', 'val', 'test'"):
+        generate_episode("Rs_int", "dev", "seen", np.random.default_rng(0))

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textenvs.envs.housekeep.annotations import Annotations, load_annotations, load_splits
+from textenvs.core.spaces import check_choice
+from textenvs.envs.housekeep.annotations import OBJECT_SPLITS, SPLITS, Annotations, load_annotations, load_splits
 from textenvs.envs.housekeep.episodes import Episode
 from textenvs.envs.housekeep.scenes import Scene, load_scene
 
@@ -136,6 +137,8 @@ def generate_episode(
     data_dir: str | None = None,
 ) -> Episode:
     """One episode drawn with Housekeep's procedure; all randomness from ``rng``."""
+    check_choice("split", split, SPLITS)
+    check_choice("objects_split", objects_split, OBJECT_SPLITS)
     categories = load_splits(data_dir).episode_objects(split, objects_split)
     tables = scene_tables(scene_name, categories, data_dir)
     for _ in range(MAX_ATTEMPTS):
