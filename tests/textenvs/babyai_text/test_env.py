@@ -131,3 +131,14 @@ def test_task_kind_per_instance_through_gym_make():
         env.reset(seed=seed)
         kinds.add(env.unwrapped.level.task_kind)
     assert len(kinds) == 1
+
+
+@pytest.mark.parametrize("level", ["GoToLocal", "MixedTrainLocal", "PickUp-RedBall-S20"])
+def test_max_steps_fixes_the_episode_length(level):
+    env = gym.make(f"BabyAI-Text-{level}-v0", max_steps=5)
+    env.reset(seed=0)
+    for _ in range(5):
+        *_, truncated, info = env.step("turn left")
+    assert truncated and info["episode_metrics"]["steps"] == 5
+    with pytest.raises(ValueError, match="max_steps=0"):
+        gym.make(f"BabyAI-Text-{level}-v0", max_steps=0)

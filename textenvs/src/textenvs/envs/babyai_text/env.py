@@ -73,7 +73,7 @@ class BabyAITextEnv(TextEnv):
 
     ## Episode End
     Terminated on success (or on a mission failure minigrid detects); truncated after the level's
-    ``max_steps`` (``room_size**2 * rooms * navigations needed``).
+    ``max_steps`` (``room_size**2 * rooms * navigations needed``, or the ``max_steps`` argument).
 
     ## Arguments
     - ``level``: the ``<Level>`` of ``BabyAI-Text-<Level>-v0``.
@@ -82,6 +82,7 @@ class BabyAITextEnv(TextEnv):
       zero-padded to the level's largest grid, agent's field of view highlighted).
     - ``tile_size``: pixels per grid cell (default 32).
     - ``task_kind_per_instance``: GLAM's behaviour on the Mixed levels: one task kind per env instance.
+    - ``max_steps``: a fixed episode length instead of minigrid's (which the reward then uses).
 
     ## Version History
     - v0: first version (minigrid 3.2, GLAM's captioner of Grounding_LLMs_with_online_RL @ 31847fb).
@@ -99,9 +100,10 @@ class BabyAITextEnv(TextEnv):
         pixel_view: str = "agent",
         tile_size: int = 32,
         task_kind_per_instance: bool = False,
+        max_steps: int | None = None,
     ):
         self.level_name = level
-        self.level = make_level(level, task_kind_per_instance=task_kind_per_instance)
+        self.level = make_level(level, task_kind_per_instance=task_kind_per_instance, max_steps=max_steps)
         self.pixel_view = check_choice("pixel_view", pixel_view, PIXEL_VIEWS)
         if not isinstance(tile_size, int) or isinstance(tile_size, bool) or tile_size < 1:
             raise ValueError(f"tile_size={tile_size!r} is not valid; use a positive int (default 32)")
