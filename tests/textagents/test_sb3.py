@@ -81,5 +81,5 @@ def test_resume_refuses_other_settings(tmp_path):
 def test_cli_train_and_evaluate(tmp_path, capsys):
     main(["train", CORRIDOR_ID, str(tmp_path), "--algo", "a2c", "--timesteps", "40", "--n-envs", "2", "--no-progress"])
     assert json.loads(capsys.readouterr().out)["timesteps"] >= 40
-    main(["evaluate", str(tmp_path), "--episodes", "1"])
+    main(["evaluate", str(tmp_path), "--episodes", "1", "--stochastic"])
     assert json.loads(capsys.readouterr().out)["episodes"] == 1

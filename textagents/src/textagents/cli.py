@@ -94,7 +94,10 @@ def _train(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from textagents.sb3.train import evaluate
 
-    print(json.dumps(evaluate(args.run_dir, episodes=args.episodes, seed=args.seed, env_id=args.env_id), indent=2))
+    result = evaluate(
+        args.run_dir, episodes=args.episodes, seed=args.seed, env_id=args.env_id, deterministic=not args.stochastic
+    )
+    print(json.dumps(result, indent=2))
     return 0
 
 
@@ -151,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--env-id", help="another env than the one it was trained on")
     evaluate.add_argument("--episodes", type=int, default=10)
     evaluate.add_argument("--seed", type=int, default=10_000)
+    evaluate.add_argument("--stochastic", action="store_true", help="sample actions instead of the most likely")
     evaluate.set_defaults(run=_evaluate)
     return parser
 

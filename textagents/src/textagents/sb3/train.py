@@ -169,18 +169,22 @@ def train(
     }
 
 
-def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 10_000, env_id: str | None = None) -> dict[str, Any]:
-    """Play ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) with the run's model, deterministic actions."""
+def evaluate(
+    run_dir: str | Path, episodes: int = 10, seed: int = 10_000, env_id: str | None = None, deterministic: bool = True
+) -> dict[str, Any]:
+    """Play ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) with the run's model: its most likely
+    actions (``deterministic``) or samples of its policy (seeded)."""
     run_dir = Path(run_dir)
     config = TrainConfig(**json.loads((run_dir / CONFIG_FILE).read_text()))
     env = make_sb3_env(env_id or config.env_id, make_featurizer(config.features), config.obs_mode, **config.env_kwargs)
     model = ALGORITHMS[config.algo].load(run_dir / MODEL_FILE)
+    model.set_random_seed(seed)
     returns, lengths, successes = [], [], []
     for episode in range(episodes):
         obs, info = env.reset(seed=seed + episode)
         total, steps, done = 0.0, 0, False
         while not done:
-            action, _ = model.predict(obs, deterministic=True)
+            action, _ = model.predict(obs, deterministic=deterministic)
             obs, reward, terminated, truncated, info = env.step(int(action) if np.ndim(action) == 0 else action)
             total, steps, done = total + float(reward), steps + 1, terminated or truncated
         returns.append(total)
@@ -190,6 +194,7 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 10_000, env_id
     return {
         "env_id": env_id or config.env_id,
         "episodes": episodes,
+        "deterministic": deterministic,
         "mean_return": float(np.mean(returns)),
         "stderr_return": float(np.std(returns, ddof=1) / np.sqrt(episodes)) if episodes > 1 else 0.0,
         "success_rate": float(np.mean(successes)),
