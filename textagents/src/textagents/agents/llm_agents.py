@@ -14,9 +14,6 @@ from textagents.agents.parsing import MATCH_KINDS, ParsedCommand, candidate_line
 from textagents.agents.prompts import PromptBuilder
 from textagents.llm.base import LLMBackend, Sampling
 
-FALLBACKS = ("random", "first")
-
-
 class GenerationAgent:
     """Prompt (env text + mission + history) -> generate -> parse to an admissible command.
 
