@@ -14,6 +14,7 @@ from textagents.agents.parsing import MATCH_KINDS, ParsedCommand, candidate_line
 from textagents.agents.prompts import PromptBuilder
 from textagents.llm.base import LLMBackend, Sampling
 
+
 class GenerationAgent:
     """Prompt (env text + mission + history) -> generate -> parse to an admissible command.
 
