@@ -29,21 +29,6 @@ COMMAND_ACTIONS = {command: Actions(index) for index, command in enumerate(COMMA
 SEPARATOR = "\n"
 
 
-class _PlainCharsetText(spaces.Text):
-    """A ``Text`` space equal to the one it copies, with ``character_set`` as a plain attribute.
-
-    The contract's ``check_text_fits`` reads ``space.character_set`` once per character of every
-    observation; through gymnasium's property that costs about 15% of a minigrid step. Not needed once
-    ``check_text_fits`` reads the set once per call.
-    """
-
-    character_set: frozenset[str] = frozenset()  # shadows the property; set per instance below
-
-    def __init__(self, space: spaces.Text):
-        super().__init__(space.max_length, min_length=space.min_length, charset="".join(space.character_list))
-        self.character_set = self._char_set
-
-
 class BabyAITextEnv(TextEnv):
     """BabyAI with GLAM's text observations.
 
@@ -117,9 +102,6 @@ class BabyAITextEnv(TextEnv):
             action_mode=action_mode,
             render_mode=render_mode,
         )
-        for key in ("mission", "text"):
-            if key in self.observation_space.spaces:
-                self.observation_space.spaces[key] = _PlainCharsetText(self.observation_space[key])
         self.descriptions: list[str] = []
         #: minigrid's encoding of the agent's view (``gen_obs()["image"]``) in the current state.
         self.view = np.zeros((0, 0, 3), dtype=np.uint8)
