@@ -73,6 +73,7 @@ class TextEnv(gym.Env[dict[str, Any], Any]):
         if render_mode is not None:
             check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
         self.vocabulary = vocabulary
+        self._last_checked_text: dict[str, str] = {}
         self.wants_text = obs_mode != "pixels"
         self.wants_pixels = obs_mode != "text"
 
@@ -203,12 +204,20 @@ class TextEnv(gym.Env[dict[str, Any], Any]):
     # ----------------------------------------------------------------- assembly
     def _observation(self) -> dict[str, Any]:
         obs = dict(self.native_observation())
-        obs["mission"] = check_text_fits(self.mission(), self.observation_space["mission"], "mission")
+        obs["mission"] = self._checked_text("mission", self.mission())
         if self.wants_text:
-            obs["text"] = check_text_fits(self.describe(), self.observation_space["text"], "observation text")
+            obs["text"] = self._checked_text("text", self.describe())
         if self.wants_pixels:
             obs["image"] = self.render_image()
         return obs
+
+    def _checked_text(self, key: str, text: str) -> str:
+        # A family that returns the very same string object again (an unchanged, cached view) skips the
+        # re-check, which costs tens of microseconds for a few thousand characters.
+        if self._last_checked_text.get(key) is not text:
+            check_text_fits(text, self.observation_space[key], f"{key} observation")
+            self._last_checked_text[key] = text
+        return text
 
     def _info(self, invalid: bool, feedback: str, family_info: Mapping[str, Any]) -> dict[str, Any]:
         return {
