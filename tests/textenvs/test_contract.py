@@ -14,7 +14,11 @@ from .corridor_env import CORRIDOR_ID
 REPO_ROOT = str(Path(__file__).resolve().parents[2])
 
 #: Keyword arguments that keep each family's episodes short enough for the kit's checks.
-TEST_KWARGS: dict[str, dict] = {"crafter_text": {"length": 50}, "fastsim": {"max_steps": 50}}
+TEST_KWARGS: dict[str, dict] = {
+    "babyai_text": {"max_steps": 50, "tile_size": 8},
+    "crafter_text": {"length": 50},
+    "fastsim": {"max_steps": 50},
+}
 
 
 def _params() -> list:
