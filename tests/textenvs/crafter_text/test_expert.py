@@ -64,3 +64,9 @@ def test_expert_walls_itself_in_and_sleeps_when_tired():
             neighbour = (cx + dx, cy + dy)
             if neighbour not in shelter:
                 assert world[neighbour][0] not in ("grass", "sand", "path"), neighbour
+
+
+@pytest.mark.parametrize("task", ["CollectDrink", "EatCow", "MakeWoodPickaxe"])
+def test_expert_solves_the_single_tasks(task):
+    metrics = play(CrafterTextEnv(task=task, length=300), seed=2)
+    assert metrics["return"] == 1.0 and metrics["length"] < 300

@@ -1,10 +1,10 @@
 """A scripted Crafter expert with privileged access to the world (map, objects, inventory, vitals).
 
-Every step it picks the most urgent goal: fight an adjacent zombie or skeleton; finish sealing its
-shelter and sleep; drink, eat; then the next step up the tech tree (wood, table, wood pickaxe and sword,
-sapling, stone, stone tools, furnace, coal, iron, iron tools, diamond). Goals that need a place are
-reached with Dijkstra over the map (walking costs 1, mining through stone or ore with the right pickaxe
-costs 2; lava, water, trees and creatures are avoided), replanned every step.
+Every step it picks the most urgent goal: fight an adjacent zombie or skeleton; a single task's water or
+cow; finish sealing its shelter and sleep; drink, eat; then the next step up the tech tree (wood, table,
+wood pickaxe and sword, sapling, stone, stone tools, furnace, coal, iron, iron tools, diamond). Goals that
+need a place are reached with Dijkstra over the map (walking costs 1, mining through stone or ore with the
+right pickaxe costs 2; lava, water, trees and creatures are avoided), replanned every step.
 """
 
 from __future__ import annotations
@@ -103,6 +103,9 @@ class CrafterExpert:
         fight = self._fight()
         if fight:
             return fight
+        task = self._task_step(grid)
+        if task:
+            return task
         if self._shelter is not None or self._wants_shelter():
             shelter = self._take_shelter(grid)
             if shelter:
@@ -118,6 +121,14 @@ class CrafterExpert:
         if inv["energy"] <= 1:
             return "Sleep"
         return self._progress(grid) or self._wander(grid)
+
+    def _task_step(self, grid: _Map) -> str | None:
+        """Go straight for a single task's drink or cow (the table and pickaxe come first anyway)."""
+        task = self.env.task
+        if task is None or task.achievement not in ("collect_drink", "eat_cow"):
+            return None
+        target = grid.is_("water") if task.achievement == "collect_drink" else self._creatures(grid, objects.Cow)
+        return self._interact(grid, target, "Do")
 
     def _wants_shelter(self) -> bool:
         return self._player.inventory["energy"] <= _TIRED or self.env.game.world.daylight < _NIGHT
