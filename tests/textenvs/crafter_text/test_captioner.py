@@ -78,11 +78,21 @@ def test_smartplay_right_after_reset_sleeping_and_dead():
     assert dead.startswith("You took action do.You died.\n\n\n\nYou see:")
 
 
-def test_smartplay_and_balrog_report_the_map_edge_like_the_originals():
-    state = make_state(player_pos=(2, 30))
-    assert caption(state, "smartplay") == "Error, you are out of the map."
-    assert balrog_contexts(state)[0] == "Error, you are out of the map."
-    assert ellm_lines(state)[0] == "you see grass. you are targeting grass."
+def test_near_the_map_edge_each_style_behaves_like_its_original():
+    # two cells from the west edge the sliced view is empty: SmartPlay fails, BALROG sees nothing
+    west = make_state(player_pos=(2, 30))
+    assert caption(west, "smartplay") == "Error, you are out of the map."
+    assert balrog_contexts(west)[0] == "You see nothing away from you.\n\nYou face nothing at your front."
+    assert ellm_lines(west)[0] == "you see grass. you are targeting grass."
+    # on the east edge, facing east, the target lies outside the clipped view: both fail
+    east = make_state(player_pos=(63, 30), facing=(1, 0))
+    assert caption(east, "smartplay") == "Error, you are out of the map."
+    assert balrog_contexts(east)[0] == "Error, you are out of the map."
+    assert ellm_lines(east)[0] == "you see grass."
+    # near the south edge BALROG checks the target with x and y swapped and misses the stone ahead
+    south = make_state({(1, 0): "stone"}, player_pos=(30, 62), facing=(1, 0))
+    assert "You face stone at your front." in caption(south, "smartplay")
+    assert balrog_contexts(south)[0].endswith("You face nothing at your front.")
 
 
 def test_ellm_caption_of_a_hand_built_camp():

@@ -212,20 +212,23 @@ def balrog_contexts(state: Mapping[str, Any]) -> tuple[str, str]:
     semantic = _semantic(state)
     x, y, dx, dy = _player(state)
     view = _sliced_view(semantic, x, y)
-    try:
-        facing_id = int(view[VIEW_HALF_WIDTH + dx, VIEW_HALF_HEIGHT + dy])
-    except IndexError:
-        return OUT_OF_MAP, _status_and_inventory(state["inventory"])
-    facing_name = ID_TO_ITEM[facing_id]
+    tx, ty = VIEW_HALF_WIDTH + dx, VIEW_HALF_HEIGHT + dy
+    # BALROG bounds-checks the target against the view's shape read as (rows, columns), i.e. with x and
+    # y swapped; only a view clipped by the map's edge can tell the difference.
+    facing_name = "nothing"
+    if 0 <= tx < view.shape[1] and 0 <= ty < view.shape[0]:
+        try:
+            facing_name = ID_TO_ITEM[view[tx, ty]]
+        except IndexError:
+            return OUT_OF_MAP, _status_and_inventory(state["inventory"])
     facing_name = "nothing" if facing_name in _BALROG_UNSHOWN else facing_name
 
-    edges = {name: _edge_cells(view, name) for name in _BALROG_EDGE_ONLY}
+    edges = {name: _edge_cells(view, name).tolist() for name in _BALROG_EDGE_ONLY}
     nearest: dict[str, tuple[int, int, int]] = {}
-    edge_lists = {name: mask.tolist() for name, mask in edges.items()}
     for i, column in enumerate(view.tolist()):
         for j, item_id in enumerate(column):
             name = ID_TO_ITEM[item_id]
-            if item_id == PLAYER_ID or name in _BALROG_UNSHOWN or (name in edges and not edge_lists[name][i][j]):
+            if item_id == PLAYER_ID or name in _BALROG_UNSHOWN or (name in edges and not edges[name][i][j]):
                 continue
             ox, oy = i - VIEW_HALF_WIDTH, j - VIEW_HALF_HEIGHT
             rank = abs(oy) if oy else abs(ox)
