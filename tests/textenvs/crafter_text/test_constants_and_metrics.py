@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -56,3 +58,13 @@ def test_score_inputs_are_checked():
         crafter_score([])
     with pytest.raises(ValueError, match="unknown achievements \\['fly'\\]"):
         crafter_score([{"fly": 1}])
+
+
+def test_importing_the_family_does_not_import_crafter_or_numba():
+    code = (
+        "import sys, textenvs, textenvs.envs.crafter_text as family; "
+        "family.caption; family.crafter_score; "
+        "print(sorted(m for m in ('crafter', 'numba', 'opensimplex') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
