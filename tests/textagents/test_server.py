@@ -146,7 +146,7 @@ def test_server_binds_loopback_by_default(causal_backend):
     try:
         assert default.server_address[0] == "127.0.0.1"
     finally:
-        default.server_close()
+        default.stop()  # never started: closes without waiting for a serving loop
 
 
 def test_sampling_fields_are_validated():

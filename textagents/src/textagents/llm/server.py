@@ -385,7 +385,9 @@ class ModelHTTPServer(ThreadingHTTPServer):
         return self
 
     def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
+        """Stop serving (when ``start`` was called) and close the socket."""
         if self._thread is not None:
+            self.shutdown()  # blocks until serve_forever returns: only valid while it runs
             self._thread.join()
+            self._thread = None
+        self.server_close()
