@@ -183,7 +183,12 @@ class TransformersBackend:
         ids, mask = self._pad(context_ids, left=True)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = self.model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, output_hidden_states=need_hidden
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            output_hidden_states=need_hidden,
+            logits_to_keep=1,  # only the last position predicts a candidate token: no [batch, length, vocab]
         )
         past = out.past_key_values
         past.reorder_cache(rows)  # one cache row per (context, candidate): the context is not recomputed
@@ -244,11 +249,12 @@ class TransformersBackend:
                 chunk = pairs[start : start + self.batch_size]
                 ids, mask = self._pad([c + o for c, o in chunk], left=False)
                 logits = self.model(input_ids=ids, attention_mask=mask).logits
-                if self.score_mode == "logprob":
-                    logits = torch.log_softmax(logits.float(), dim=-1)
                 for row, (context, option) in enumerate(chunk):
                     steps = torch.arange(len(context) - 1, len(context) + len(option) - 1, device=self.device)
-                    totals.append(float(logits[row, steps, ids[row, steps + 1]].sum()))
+                    predicting = logits[row, steps].float()  # normalize only the positions that score
+                    if self.score_mode == "logprob":
+                        predicting = torch.log_softmax(predicting, dim=-1)
+                    totals.append(float(predicting.gather(-1, ids[row, steps + 1, None]).sum()))
         counts = [len(opts) for opts in candidates]
         offsets = [sum(counts[:i]) for i in range(len(counts))]
         return [totals[o : o + n] for o, n in zip(offsets, counts, strict=True)]
