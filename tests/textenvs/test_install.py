@@ -48,7 +48,8 @@ def test_textenvs_all_does_not_depend_on_torch():
 @pytest.mark.skipif(not os.environ.get("TEXTENVS_ISOLATED"), reason="only in the textenvs-alone tox env")
 def test_torch_is_not_importable_where_textenvs_is_installed_alone():
     assert importlib.util.find_spec("torch") is None
-    assert importlib.util.find_spec("textagents") is None
+    with pytest.raises(importlib.metadata.PackageNotFoundError):
+        importlib.metadata.distribution("textagents")
 
 
 def test_import_textenvs_imports_no_optional_backend():
