@@ -30,9 +30,16 @@ def test_ids_are_registered():
 
 @pytest.mark.parametrize(
     ("spelling", "facing"),
-    [("Move West", (-1, 0)), ("move east", (1, 0)), ("MOVE_UP", (0, -1)), ("move_south", (0, 1))],
+    [
+        ("Move West", (-1, 0)),
+        ("move east", (1, 0)),
+        ("MOVE_UP", (0, -1)),
+        ("move_south", (0, 1)),
+        ("move left", (-1, 0)),
+        ("Move Down", (0, 1)),
+    ],
 )
-def test_commands_are_case_insensitive_with_crafter_and_compass_aliases(env, spelling, facing):
+def test_commands_are_case_insensitive_with_crafter_compass_and_ellm_aliases(env, spelling, facing):
     _obs, _r, _t, _tr, info = env.step(spelling)
     assert not info["invalid_action"]
     assert tuple(env.game.player.facing) == facing

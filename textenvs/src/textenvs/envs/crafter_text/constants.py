@@ -128,10 +128,22 @@ _COMPASS_MOVES = {
     "move_south": "Move South",
 }
 
-#: Other spellings accepted for the commands: crafter's snake_case names and SmartPlay's compass moves.
+#: ELLM's names of the actions that differ from ours.
+_ELLM_ACTIONS = {
+    "do nothing": "Noop",
+    "move left": "Move West",
+    "move right": "Move East",
+    "move up": "Move North",
+    "move down": "Move South",
+    "place crafting table": "Place Table",
+}
+
+#: Other spellings accepted for the commands: crafter's snake_case names, SmartPlay's compass moves and
+#: ELLM's action names.
 COMMAND_ALIASES: dict[str, str] = {
     **dict(zip(CRAFTER_ACTIONS, COMMANDS, strict=True)),
     **_COMPASS_MOVES,
+    **_ELLM_ACTIONS,
 }
 
 #: Crafter's ``(dx, dy)`` for each move: x grows to the east, y to the south.
