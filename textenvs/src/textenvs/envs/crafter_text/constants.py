@@ -29,7 +29,6 @@ ID_TO_ITEM: tuple[str, ...] = (
 )
 ITEM_TO_ID: dict[str, int] = {name: i for i, name in enumerate(ID_TO_ITEM)}
 PLAYER_ID = ITEM_TO_ID["player"]
-FIRST_OBJECT_ID = PLAYER_ID
 
 #: The player's vitals, in crafter's inventory order.
 VITALS: tuple[str, ...] = ("health", "food", "drink", "energy")
@@ -144,12 +143,4 @@ COMMAND_ALIASES: dict[str, str] = {
     **dict(zip(CRAFTER_ACTIONS, COMMANDS, strict=True)),
     **_COMPASS_MOVES,
     **_ELLM_ACTIONS,
-}
-
-#: Crafter's ``(dx, dy)`` for each move: x grows to the east, y to the south.
-MOVE_OFFSETS: dict[str, tuple[int, int]] = {
-    "move_left": (-1, 0),
-    "move_right": (1, 0),
-    "move_up": (0, -1),
-    "move_down": (0, 1),
 }

@@ -25,9 +25,11 @@ _WALKABLE = ("grass", "sand", "path")
 _MINEABLE = {"stone": "wood_pickaxe", "coal": "wood_pickaxe", "iron": "stone_pickaxe", "diamond": "iron_pickaxe"}
 #: Below these the expert drinks, eats, or goes to sleep.
 _THIRSTY, _HUNGRY, _TIRED = 5, 5, 3
+#: Daylight below which the expert shelters for the night (zombies spawn in the dark).
 _NIGHT = 0.35
-#: Stone kept for shelters (a 2x2 shelter in the open needs 8) beyond what crafting needs.
+#: Stone the expert keeps topped up once it has a pickaxe: crafting uses some, a 2x2 shelter in the open 8.
 _STONE_RESERVE = 9
+#: How far (Manhattan) a table or furnace may be to count as "ours" rather than placing a new one.
 _TABLE_REACH = 12
 
 
