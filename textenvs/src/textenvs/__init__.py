@@ -7,6 +7,7 @@
 from textenvs.core import EnvEntry, Expert, StepOutcome, TextEnv, make_vec
 from textenvs.core.registration import register_envs
 from textenvs.envs import ENV_TABLE
+from textenvs.envs.crafter_text.metrics import crafter_score
 
 __version__ = "0.1.0"
 
@@ -18,4 +19,13 @@ def registered_ids(family: str | None = None) -> list[str]:
     return [e.id for e in ENV_TABLE if family is None or e.family == family]
 
 
-__all__ = ["ENV_TABLE", "EnvEntry", "Expert", "StepOutcome", "TextEnv", "make_vec", "registered_ids"]
+__all__ = [
+    "ENV_TABLE",
+    "EnvEntry",
+    "Expert",
+    "StepOutcome",
+    "TextEnv",
+    "crafter_score",
+    "make_vec",
+    "registered_ids",
+]
