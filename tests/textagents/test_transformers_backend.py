@@ -102,3 +102,13 @@ def test_prompt_logprobs_follow_the_forward_pass(causal_backend):
     for step in range(1, len(ids)):
         expected = float(logits[step - 1, ids[step]] - torch.logsumexp(logits[step - 1], dim=0))
         assert math.isclose(echoed.token_logprobs[step], expected, abs_tol=1e-4)
+
+
+def test_contexts_are_batched_by_length_within_the_token_budget(tiny_models):
+    backend = TransformersBackend(tiny_models.causal, batch_size=2, max_batch_tokens=120)
+    assert backend.length_batches([5, 100, 6, 50]) == [[0, 2], [3], [1]]
+    # Scores come back in the caller's order whatever the batching.
+    tight = TransformersBackend(tiny_models.causal, batch_size=3, max_batch_tokens=20)
+    expected = TransformersBackend(tiny_models.causal, batch_size=1).score(CONTEXTS, CANDIDATES)
+    for got_row, expected_row in zip(tight.score(CONTEXTS, CANDIDATES), expected, strict=True):
+        assert got_row == pytest.approx(expected_row, abs=1e-4)

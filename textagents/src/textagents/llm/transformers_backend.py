@@ -60,6 +60,7 @@ class TransformersBackend:
         model_path: what ``from_pretrained`` loads.
         seq2seq: None (decided by the model config's ``is_encoder_decoder``), True or False.
         batch_size: contexts per forward pass in ``score`` and prompts per ``generate`` batch.
+        max_batch_tokens: padded context tokens per ``score`` forward pass (contexts are batched by length).
         score_mode: ``"logprob"`` (lamorel's semantics) or ``"legacy_logits"`` (sum of raw logits).
         module_functions: name -> ``nn.Module`` called on a ``CandidateForward`` (e.g. ``ValueHead``),
             lamorel's custom module functions; run them with ``forward_candidates``.
@@ -72,6 +73,7 @@ class TransformersBackend:
         *,
         seq2seq: bool | None = None,
         batch_size: int = 16,
+        max_batch_tokens: int = 4096,
         score_mode: str = "logprob",
         module_functions: Mapping[str, nn.Module] | None = None,
         device: str = "cpu",
@@ -93,6 +95,7 @@ class TransformersBackend:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.device = torch.device(device)
         self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
         self.score_mode = score_mode
         self.module_functions = nn.ModuleDict(dict(module_functions or {})).to(device)
         self.model_name = model_name or Path(str(model_path)).name
@@ -139,34 +142,43 @@ class TransformersBackend:
         unknown = [n for n in names if n not in self.module_functions]
         if unknown:
             raise ValueError(f"unknown module function(s) {unknown}; known: {list(self.module_functions)}")
-        results: dict[str, list[torch.Tensor]] = {"score": [], **{n: [] for n in names}}
+        context_ids = [self.encode(c) for c in contexts]
+        results: dict[str, list[Any]] = {name: [None] * len(contexts) for name in ("score", *names)}
         with self.lock:
-            for start in range(0, len(contexts), self.batch_size):
-                chunk = slice(start, start + self.batch_size)
-                batch = self._forward_chunk(contexts[chunk], candidates[chunk], need_hidden=bool(names))
-                counts = [len(c) for c in candidates[chunk]]
-                results["score"] += list(torch.split(batch.token_scores.sum(-1), counts))
-                for name in names:
-                    results[name] += list(torch.split(self.module_functions[name](batch), counts))
+            for chunk in self.length_batches([len(ids) for ids in context_ids]):
+                options = [candidates[i] for i in chunk]
+                batch = self._forward_chunk([context_ids[i] for i in chunk], options, need_hidden=bool(names))
+                counts = [len(o) for o in options]
+                outputs = {"score": batch.token_scores.sum(-1)}
+                outputs.update({name: self.module_functions[name](batch) for name in names})
+                for name, values in outputs.items():
+                    for index, value in zip(chunk, torch.split(values, counts), strict=True):
+                        results[name][index] = value
         return results
 
+    def length_batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Indices grouped into batches of similar length (sorted): at most ``batch_size`` sequences and
+        ``max_batch_tokens`` padded tokens each, so that padding wastes little compute."""
+        batches: list[list[int]] = []
+        for index in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+            batch = batches[-1] if batches else None
+            fits = batch is not None and len(batch) < self.batch_size
+            if fits and (len(batch) + 1) * lengths[index] <= self.max_batch_tokens:
+                batch.append(index)
+            else:
+                batches.append([index])
+        return batches
+
     def _forward_chunk(
-        self, contexts: Sequence[str], candidates: Sequence[Sequence[str]], need_hidden: bool
+        self, context_ids: list[list[int]], candidates: Sequence[Sequence[str]], need_hidden: bool
     ) -> CandidateForward:
-        context_ids = [self.encode(c) for c in contexts]
         rows = torch.tensor([i for i, options in enumerate(candidates) for _ in options], dtype=torch.long)
         candidate_ids = [self.encode(c, special_tokens=False) for options in candidates for c in options]
         cand, cand_mask = self._pad(candidate_ids, left=False)
         self.usage.add(sum(map(len, context_ids)) + sum(map(len, candidate_ids)), 0)
         rows = rows.to(self.device)
-        if self.seq2seq:
-            context_hidden, cand_hidden, logits = self._seq2seq_candidates(
-                context_ids, rows, cand, cand_mask, need_hidden
-            )
-        else:
-            context_hidden, cand_hidden, logits = self._causal_candidates(
-                context_ids, rows, cand, cand_mask, need_hidden
-            )
+        forward = self._seq2seq_candidates if self.seq2seq else self._causal_candidates
+        context_hidden, cand_hidden, logits = forward(context_ids, rows, cand, cand_mask, need_hidden)
         if self.score_mode == "logprob":
             logits = torch.log_softmax(logits.float(), dim=-1)
         token_scores = logits.gather(-1, cand.unsqueeze(-1)).squeeze(-1) * cand_mask
@@ -243,18 +255,18 @@ class TransformersBackend:
             for c, opts in zip(contexts, candidates, strict=True)
             for o in opts
         ]
-        totals: list[float] = []
+        totals: list[float] = [0.0] * len(pairs)
         with self.lock, torch.no_grad():
-            for start in range(0, len(pairs), self.batch_size):
-                chunk = pairs[start : start + self.batch_size]
-                ids, mask = self._pad([c + o for c, o in chunk], left=False)
+            for chunk in self.length_batches([len(c) + len(o) for c, o in pairs]):
+                ids, mask = self._pad([pairs[i][0] + pairs[i][1] for i in chunk], left=False)
                 logits = self.model(input_ids=ids, attention_mask=mask).logits
-                for row, (context, option) in enumerate(chunk):
+                for row, index in enumerate(chunk):
+                    context, option = pairs[index]
                     steps = torch.arange(len(context) - 1, len(context) + len(option) - 1, device=self.device)
                     predicting = logits[row, steps].float()  # normalize only the positions that score
                     if self.score_mode == "logprob":
                         predicting = torch.log_softmax(predicting, dim=-1)
-                    totals.append(float(predicting.gather(-1, ids[row, steps + 1, None]).sum()))
+                    totals[index] = float(predicting.gather(-1, ids[row, steps + 1, None]).sum())
         counts = [len(opts) for opts in candidates]
         offsets = [sum(counts[:i]) for i in range(len(counts))]
         return [totals[o : o + n] for o, n in zip(offsets, counts, strict=True)]
