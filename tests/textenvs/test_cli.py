@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 
@@ -62,6 +63,15 @@ def test_list_prints_every_registered_id(capsys):
     out = capsys.readouterr().out
     for env_id in textenvs.registered_ids():
         assert env_id in out
+
+
+def test_list_shows_missing_data_instead_of_failing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TEXTENVS_DATA_DIR"}
+    env.update(TEXTENVS_CACHE_DIR=str(tmp_path), TEXTENVS_OFFLINE="1")
+    command = [sys.executable, "-m", "textenvs.cli", "list", "--family", "housekeep"]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    assert "Housekeep-Text-v0" in result.stdout
+    assert "needs data: textenvs data file 'housekeep/" in result.stdout
 
 
 def test_bad_download_group_is_refused():

@@ -12,6 +12,7 @@ import numpy as np
 
 import textenvs
 from textenvs.core.registration import EnvEntry, unknown_id_error
+from textenvs.data import DataNotFoundError
 
 QUIT_WORDS = ("quit", "exit")
 
@@ -51,7 +52,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         if missing:
             rows.append((entry.id, entry.family, f'needs pip install "textenvs[{entry.extra}]"', ""))
             continue
-        env = gym.make(entry.id)
+        try:
+            env = gym.make(entry.id)
+        except DataNotFoundError as error:
+            rows.append((entry.id, entry.family, f"needs data: {str(error).splitlines()[0]}", ""))
+            continue
         rows.append((entry.id, entry.family, _space_summary(env.observation_space), _space_summary(env.action_space)))
         env.close()
     print(format_table(("id", "family", "observation", "action"), rows))

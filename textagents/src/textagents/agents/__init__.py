@@ -1,6 +1,6 @@
 """Agents: the protocol, random / expert / human agents, and the LLM agents with their prompt builders."""
 
-from textagents.agents.base import Agent, observe
+from textagents.agents.base import Agent
 from textagents.agents.episode import EpisodeRecord, play_episode
 from textagents.agents.expert_agent import ExpertAgent
 from textagents.agents.human import HumanAgent
@@ -32,7 +32,6 @@ __all__ = [
     "RandomAgent",
     "ScoringAgent",
     "glam_prompt",
-    "observe",
     "parse_command",
     "play_episode",
     "prompt_builder_for",

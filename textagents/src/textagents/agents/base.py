@@ -24,13 +24,6 @@ class Agent(Protocol):
     def act(self, obs: Any, info: dict[str, Any]) -> Any: ...
 
 
-def observe(agent: Any, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]) -> None:
-    """Call ``agent.observe`` when the agent defines it (the method is optional in the protocol)."""
-    method = getattr(agent, "observe", None)
-    if method is not None:
-        method(reward, terminated, truncated, info)
-
-
 def admissible_commands(info: dict[str, Any]) -> list[str]:
     """The admissible commands of ``info``; an error naming the keys present when there are none."""
     commands = info.get("admissible_commands")

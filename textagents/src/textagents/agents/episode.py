@@ -7,7 +7,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from textagents.agents.base import Agent, observe
+from textagents.agents.base import Agent
+from textenvs.core.episode import run_episode
 
 
 @dataclass
@@ -29,20 +30,16 @@ class EpisodeRecord:
 
 def play_episode(env: gym.Env, agent: Agent, seed: int | None = None, max_steps: int = 100_000) -> EpisodeRecord:
     """Reset ``env`` with ``seed`` and let ``agent`` play until the episode ends or ``max_steps`` steps."""
-    record = EpisodeRecord(agent.uid, dict(agent.params), seed)
-    obs, info = env.reset(seed=seed)
-    agent.reset(obs, info)
-    while record.steps < max_steps:
-        action = agent.act(obs, info)
-        obs, reward, terminated, truncated, info = env.step(action)
-        observe(agent, float(reward), terminated, truncated, info)
-        record.steps += 1
-        record.episode_return += float(reward)
-        record.invalid_actions += bool(info.get("invalid_action"))
-        if terminated or truncated:
-            record.ended = True
-            record.metrics = dict(info.get("episode_metrics", {}))
-            break
-    record.success = bool(info.get("success", False))
-    record.agent_stats = dict(getattr(agent, "stats", {}))
-    return record
+    result = run_episode(env, agent, seed=seed, step_limit=max_steps)
+    return EpisodeRecord(
+        agent=agent.uid,
+        params=dict(agent.params),
+        seed=seed,
+        episode_return=result.episode_return,
+        steps=result.steps,
+        success=result.success,
+        ended=result.ended,
+        invalid_actions=result.invalid_actions,
+        metrics=result.metrics,
+        agent_stats=dict(getattr(agent, "stats", {})),
+    )

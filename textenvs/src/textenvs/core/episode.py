@@ -24,13 +24,20 @@ class EpisodeResult:
 
 
 def run_episode(env: gym.Env, policy: Expert, seed: int | None = None, step_limit: int = 100_000) -> EpisodeResult:
-    """Play one episode from ``env.reset(seed=seed)``; stop at its end or after ``step_limit`` steps."""
+    """Play one episode from ``env.reset(seed=seed)``; stop at its end or after ``step_limit`` steps.
+
+    A policy that defines ``observe(reward, terminated, truncated, info)`` (agents that learn or keep
+    history) is told the outcome of every step.
+    """
     result = EpisodeResult()
+    observe = getattr(policy, "observe", None)
     obs, info = env.reset(seed=seed)
     policy.reset(obs, info)
     while result.steps < step_limit:
         action = policy.act(obs, info)
         obs, reward, terminated, truncated, info = env.step(action)
+        if observe is not None:
+            observe(float(reward), terminated, truncated, info)
         result.steps += 1
         result.episode_return += float(reward)
         if info.get("invalid_action"):
