@@ -68,3 +68,16 @@ def test_module_prefixed_id_works_without_import():
     code = f"import gymnasium as gym; env = gym.make('textenvs:{entry.id}'); print(type(env.unwrapped).__name__)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_env_needing_data_fails_clearly_without_data_cache_or_network(tmp_path):
+    """No data dir, an empty cache and no network (a closed loopback port): one error that says it all."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTENVS_")}
+    env.update(TEXTENVS_CACHE_DIR=str(tmp_path / "cache"), TEXTENVS_DATA_URL="http://127.0.0.1:9")
+    code = "import gymnasium as gym, textenvs; gym.make('Fastsim-Text-HardMaze-v0')"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode != 0
+    message = result.stderr[result.stderr.index("DataNotFoundError") :]
+    assert "fastsim/maps/maze_hard.pbm" in message
+    assert "$TEXTENVS_DATA_DIR: not set" in message and str(tmp_path / "cache") in message
+    assert "Connection refused" in message and "textenvs download fastsim" in message
