@@ -151,3 +151,11 @@ def test_sync_vector_env_batches_text():
     assert isinstance(obs["text"], tuple) and len(obs["text"]) == 2
     assert np.asarray(obs["position"]).shape == (2,)
     vec.close()
+
+
+def test_is_printable_matches_the_charset():
+    from textenvs.core.spaces import PRINTABLE, is_printable
+
+    for code in range(300):
+        assert is_printable(f"ab{chr(code)}c") == (chr(code) in PRINTABLE), code
+    assert is_printable("") and is_printable(PRINTABLE)
