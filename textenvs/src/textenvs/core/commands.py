@@ -38,7 +38,8 @@ class CommandVocabulary:
 
     def parse(self, text: str) -> str | None:
         """The canonical command that ``text`` names, or None."""
-        return self._lookup.get(normalize_command(text))
+        command = self._lookup.get(text)  # the common case: already a canonical, normalized command
+        return command if command is not None else self._lookup.get(normalize_command(text))
 
     def index(self, command: str) -> int:
         return self.commands.index(command)
