@@ -22,6 +22,7 @@ WALL_COLOUR = "black"
 FLOOR_COLOUR = "white"
 
 _COMPASS = ("east", "north-east", "north", "north-west", "west", "south-west", "south", "south-east")
+_COMPASS_SECTOR = math.pi / 4
 
 
 def to_pixels(world: World, x: float, y: float) -> tuple[float, float]:
@@ -111,7 +112,7 @@ def annotate_trajectory(world: World, positions: np.ndarray, every: int = 40) ->
 
 def compass(dx: float, dy_up: float) -> str:
     """One of eight compass directions for a vector in a y-up frame."""
-    sector = round(math.atan2(dy_up, dx) / (math.pi / 4)) % 8
+    sector = round(math.atan2(dy_up, dx) / _COMPASS_SECTOR) % 8
     return _COMPASS[sector]
 
 
@@ -133,40 +134,46 @@ class Captioner:
             "ahead" if angle == 0 else f"{abs(angle):.0f} degrees to the {'right' if angle > 0 else 'left'}"
             for angle in layout.laser_angles_deg
         )
+        # per laser: the phrase without a hit, and the format of a hit (filled with the distance)
+        self._laser_phrases = tuple(
+            (f"{side}: nothing within range", f"{side}: a wall at {{:.0f}}") for side in self.laser_sides
+        )
 
     def describe(self, pose: Sequence[float], sensors: Sequence[float], hit_wall: bool) -> str:
         """The paragraph for a robot at ``pose`` (x, y, theta) with fastsim_gym's ``sensors``. Pass plain
         floats (``array.tolist()``): NumPy scalars format several times slower."""
         x, y, theta = pose
         px, py = x * self.scale, y * self.scale
-        where = f"You are at ({px:.1f}, {self.size - py:.1f})"
-        if self.layout.tiling is not None:
-            where += f" on a {tile_colour(self.world, int(px), int(py))} tile"
+        layout = self.layout
+        if layout.tiling is not None:
+            place = f"on a {tile_colour(self.world, int(px), int(py))} tile"
         else:
-            where += f" in the {_region(self.size, px, py)} of the maze"
-        objects = [" ".join(phrase.split()) for phrase in near_objects(self.layout, px, py)]
-        if objects:
-            where += ", " + _join(objects)
+            place = f"in the {_region(self.size, px, py)} of the maze"
+        where = f"You are at ({px:.1f}, {self.size - py:.1f}) {place}"
+        if layout.objects:
+            objects = [" ".join(phrase.split()) for phrase in near_objects(layout, px, py)]
+            if objects:
+                where += ", " + _join(objects)
         gx, gy = self.goal_x, self.goal_y
         goal_distance = math.hypot(gx - x, gy - y)
-        lasers = "; ".join(
-            f"{side}: nothing within range" if reading >= self.laser_range else f"{side}: a wall at {reading:.0f}"
-            for side, reading in zip(self.laser_sides, sensors, strict=False)
-        )
-        sentences = [
-            f"{where}, facing {compass(math.cos(theta), -math.sin(theta))}.",
+        laser_range = self.laser_range
+        lasers = [
+            no_hit if reading >= laser_range else hit.format(reading)
+            for (no_hit, hit), reading in zip(self._laser_phrases, sensors, strict=False)
+        ]
+        goal = (
             f"The goal is {goal_distance:.0f} units away to the {compass(gx - x, y - gy)}."
             if goal_distance > self.goal_radius
-            else "You are on the goal.",
-            f"Lasers: {lasers}.",
-        ]
+            else "You are on the goal."
+        )
+        text = f"{where}, facing {compass(math.cos(theta), -math.sin(theta))}. {goal} Lasers: {'; '.join(lasers)}."
         left, right = sensors[-2] > 0, sensors[-1] > 0
         if left or right:
             pressed = "left and right bumpers are" if left and right else f"{'left' if left else 'right'} bumper is"
-            sentences.append(f"Your {pressed} pressed.")
+            text += f" Your {pressed} pressed."
         if hit_wall:
-            sentences.append("You bumped into a wall and did not move.")
-        return " ".join(sentences)
+            text += " You bumped into a wall and did not move."
+        return text
 
 
 def _region(size: int, px: float, py: float) -> str:

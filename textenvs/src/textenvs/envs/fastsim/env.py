@@ -18,7 +18,7 @@ from textenvs.envs.fastsim.simulator import COLLISION, HIT_WALL, RobotBatch, Wor
 #: Upper bounds of the text and mission lengths (the longest description is well under half of it).
 TEXT_MAX_LENGTH = 1024
 MISSION_MAX_LENGTH = 256
-_STAND_STILL = np.zeros(2)
+_STAND_STILL = np.zeros((1, 2))
 
 
 def reset_pose(options: dict[str, Any]) -> tuple[float, float, float] | None:
@@ -121,7 +121,8 @@ class FastsimNavEnv(TextEnv):
     # ----------------------------------------------------------------- the world
     def decode_action(self, action: Any) -> tuple[Any | None, str]:
         try:
-            wheels = np.asarray(action, dtype=np.float64).reshape(2)
+            # shaped as RobotBatch.step takes the actions of its one robot
+            wheels = np.asarray(action, dtype=np.float64).reshape(1, 2)
         except (TypeError, ValueError):
             speed = self.layout.max_speed
             return (
@@ -132,31 +133,29 @@ class FastsimNavEnv(TextEnv):
 
     def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:
         self.robots.reset(pose=reset_pose(options))
-        self.tracker.reset(0, *self._position())
-        return self._family_info()
+        pose = self.robots.state[0].tolist()
+        self.tracker.reset(0, pose[0], pose[1])
+        return self._family_info(pose)
 
     def _step_world(self, command: Any) -> StepOutcome:
         self.robots.step(_STAND_STILL if command is None else command)
-        x, y = self._position()
+        pose = self.robots.state[0].tolist()
+        x, y = pose[0], pose[1]
         reward = self.tracker.record(0, x, y)
         truncated = self.tracker.truncated(0)
-        info = self._family_info()
+        info = self._family_info(pose)
         if truncated:
             info["bd"] = [x, y]
             info["trajectory_annotation"] = self.tracker.annotation(0)
         return StepOutcome(reward=reward, truncated=truncated, info=info)
 
     def _position(self) -> tuple[float, float]:
-        state = self.robots.state
-        return float(state[0, 0]), float(state[0, 1])
+        x, y, _ = self.robots.state[0].tolist()
+        return x, y
 
-    def _family_info(self) -> dict[str, Any]:
-        flags = self.robots.flags
-        return {
-            "robot_pos": self.robots.state[0].tolist(),
-            "collision": bool(flags[0, COLLISION]),
-            "hit_wall": bool(flags[0, HIT_WALL]),
-        }
+    def _family_info(self, pose: list[float]) -> dict[str, Any]:
+        flags = self.robots.flags[0].tolist()
+        return {"robot_pos": pose, "collision": flags[COLLISION], "hit_wall": flags[HIT_WALL]}
 
     # ----------------------------------------------------------------- views
     def native_observation(self) -> dict[str, Any]:

@@ -48,7 +48,7 @@ class EpisodeTracker:
 
     def record(self, row: int, x: float, y: float) -> float:
         """Count one step of robot ``row``, now at (x, y); its reward: 1 inside the goal, else 0."""
-        inside = self.distance_to_goal(x, y) <= self.goal_radius
+        inside = math.hypot(x - self.goal_x, y - self.goal_y) <= self.goal_radius
         t = self.steps[row]
         self.latest[row] = (t, x, y)
         if t % ANNOTATION_EVERY == 0:
