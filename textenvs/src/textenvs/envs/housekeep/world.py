@@ -145,14 +145,17 @@ class World:
         if HELD in self.location:
             outside = [episode.receptacles[s] for s in episode.start if local[s] == HELD]
             raise ValueError(f"objects start on receptacles the robot cannot reach: {outside}")
-        self.correct: list[frozenset[int]] = [frozenset(local[c] for c in cs) - _LEFT_OUT for cs in episode.correct]
-        self.initially_correct = [self.location[i] in self.correct[i] for i in range(len(self.location))]
+        self.correct: list[frozenset[int]] = [
+            frozenset(map(local.__getitem__, cs)) - _LEFT_OUT for cs in episode.correct
+        ]
+        self.initially_correct = [at in correct for at, correct in zip(self.location, self.correct, strict=True)]
         self.misplaced_at_start = [i for i, ok in enumerate(self.initially_correct) if not ok]
         self.correct_count = sum(self.initially_correct)  # objects on a correct receptacle now
         self.rearranged_count = 0  # initially misplaced objects on a correct receptacle now
         check_printable(scene.name, self.object_names)
         self.names = dict(static.names)
-        self.names.update({name: Ref(OBJECT, i) for i, name in enumerate(self.object_names)})
+        object_refs = [Ref(OBJECT, i) for i in range(len(self.object_names))]
+        self.names.update(zip(self.object_names, object_refs, strict=True))
         # Command strings, formatted once: admissible lists are built from them every step.
         self.go_to_room = static.go_to_room
         self.go_to_receptacle = static.go_to_receptacle
@@ -162,11 +165,8 @@ class World:
         self.pick_up_object = [f"{PICK_UP} {name}" for name in self.object_names]
         # Parse cache of this episode's command texts, seeded with every canonical command but placing.
         self.parsed: dict[str, Command] = dict(static.commands)
-        for i in range(len(self.object_names)):
-            target = Ref(OBJECT, i)
-            self.parsed[self.go_to_object[i]] = Command(GO_TO, target)
-            self.parsed[self.look_at_object[i]] = Command(LOOK_AT, target)
-            self.parsed[self.pick_up_object[i]] = Command(PICK_UP, target)
+        for verb, texts in ((GO_TO, self.go_to_object), (LOOK_AT, self.look_at_object), (PICK_UP, self.pick_up_object)):
+            self.parsed.update(zip(texts, [Command(verb, target) for target in object_refs], strict=True))
         self._go_to_commands: dict[int, tuple[int, list[str]]] = {}
         self.robots = [self._new_robot(x, z) for x, z in robot_starts]
         # Bookkeeping for rewards and metrics.
