@@ -104,6 +104,8 @@ class HousekeepTextEnv(TextEnv):
         self._floor_plan: FloorPlan | None = None
         self._text_view: captioner.TextView | None = None
         self._admissible_cache: tuple[int, list[str]] | None = None
+        # canonical text of each parsed command of this episode's world (names are fixed per world)
+        self._canonical_texts: dict[Command, str] = {}
 
     # ----------------------------------------------------------------- episodes
     def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -113,6 +115,7 @@ class HousekeepTextEnv(TextEnv):
         self._floor_plan = None
         self._text_view = captioner.TextView(self.world, 0, self.text_style)
         self._admissible_cache = None
+        self._canonical_texts = {}
         return self._family_info()
 
     def _family_info(self) -> dict[str, Any]:
@@ -123,7 +126,12 @@ class HousekeepTextEnv(TextEnv):
     def parse_command(self, text: str) -> str | None:
         world = self.world
         command = commands.parse(text, world.names, world.parsed) if world is not None else None
-        return None if command is None else self._canonical(command)
+        if command is None:
+            return None
+        canonical = self._canonical_texts.get(command)
+        if canonical is None:
+            canonical = self._canonical_texts[command] = self._canonical(command)
+        return canonical
 
     def _canonical(self, command: Command) -> str:
         if command.verb == MISSION_COMPLETE:

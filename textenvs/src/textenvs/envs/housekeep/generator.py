@@ -11,6 +11,7 @@ probability 0.25 the scene's cabinets and shelves are left out of the episode.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,16 +117,21 @@ def scene_tables(scene_name: str, categories: tuple[str, ...], data_dir: str | N
     return SceneTables(scene=scene, candidates=tuple(candidates), instances={p: tuple(v) for p, v in instances.items()})
 
 
-def _softmax_order(candidate: ObjectCandidates, gumbel_noise: list[float]) -> list[int]:
-    """All misplace pairs in an order drawn by softmax(score / tau) without replacement.
+def _softmax_order(candidate: ObjectCandidates, gumbel_noise: list[float]) -> Iterator[int]:
+    """All misplace pairs in an order drawn by softmax(score / tau) without replacement, lazily.
 
     Sorting Gumbel-perturbed logits draws exactly that order (Plackett-Luce); ``gumbel_noise`` is a row
     of standard Gumbel noise at least as long as the candidate's pairs. (Plain Python: for ~20 pairs it
-    is faster than numpy's per-call overhead.)
+    is faster than numpy's per-call overhead.) The first pair is nearly always free, so it comes from a
+    ``max`` (the first of equal keys, as the stable descending sort puts it) and the rest is sorted only
+    when asked for.
     """
     keys = [logit + noise for logit, noise in zip(candidate.misplace_logits, gumbel_noise, strict=False)]
+    pairs = candidate.misplace_pairs
+    yield pairs[max(range(len(keys)), key=keys.__getitem__)]
     order = sorted(range(len(keys)), key=keys.__getitem__, reverse=True)
-    return [candidate.misplace_pairs[i] for i in order]
+    for i in order[1:]:
+        yield pairs[i]
 
 
 def generate_episode(
@@ -163,7 +169,7 @@ def _attempt(tables: SceneTables, rng: np.random.Generator, episode_id: int) -> 
         if len(placed) == n_objects and misplaced == n_misplaced:
             break
         candidate = tables.candidates[index]
-        if dropout and not candidate.correct_instances & present_set:
+        if dropout and candidate.correct_instances.isdisjoint(present_set):
             continue
         wants_misplaced = misplaced < n_misplaced
         if wants_misplaced:

@@ -31,9 +31,10 @@ TURN_STEP_RAD = math.radians(10.0)
 HELD = -1
 _PRINTABLE = frozenset(PRINTABLE)
 _LEFT_OUT = frozenset({-1})
+_TWO_PI = 2 * math.pi
 
 
-@dataclass
+@dataclass(slots=True)
 class Robot:
     """One robot's body and knowledge."""
 
@@ -50,7 +51,7 @@ class Robot:
     is_known_object: list[bool] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class ActionResult:
     """What one command did; rewards and feedback are derived from it."""
 
@@ -305,7 +306,7 @@ class World:
         if distance < 1e-9:
             return 1, robot.heading
         heading = math.atan2(dz, dx)
-        turn = abs((heading - robot.heading + math.pi) % (2 * math.pi) - math.pi)
+        turn = abs((heading - robot.heading + math.pi) % _TWO_PI - math.pi)
         steps = math.ceil(turn / TURN_STEP_RAD - 1e-9) + math.ceil(distance / FORWARD_STEP_M - 1e-9)
         return max(1, steps), heading
 
