@@ -126,6 +126,7 @@ class Captioner:
         self.layout = layout
         self.scale = world.size / layout.real_size
         self.size = world.size
+        self.third = world.size / 3
         self.goal_x, self.goal_y = layout.goal
         self.goal_radius = layout.goal_diameter / 2
         self.laser_range = layout.laser_range
@@ -148,7 +149,8 @@ class Captioner:
         if layout.tiling is not None:
             place = f"on a {tile_colour(self.world, int(px), int(py))} tile"
         else:
-            place = f"in the {_region(self.size, px, py)} of the maze"
+            third = self.third
+            place = f"in the {_REGIONS[min(int(py // third), 2)][min(int(px // third), 2)]} of the maze"
         where = f"You are at ({px:.1f}, {self.size - py:.1f}) {place}"
         if layout.objects:
             objects = [" ".join(phrase.split()) for phrase in near_objects(layout, px, py)]
@@ -176,13 +178,14 @@ class Captioner:
         return text
 
 
-def _region(size: int, px: float, py: float) -> str:
-    third = size / 3
-    row = ("north", "", "south")[min(int(py // third), 2)]
-    column = ("west", "", "east")[min(int(px // third), 2)]
+def _region_name(row: str, column: str) -> str:
     if not row and not column:
         return "centre"
     return f"{row}-{column} part" if row and column else f"{row or column} part"
+
+
+#: The maze's regions by third of the map: ``_REGIONS[row][column]``, rows from the top.
+_REGIONS = tuple(tuple(_region_name(row, column) for column in ("west", "", "east")) for row in ("north", "", "south"))
 
 
 def _join(items: list[str]) -> str:
