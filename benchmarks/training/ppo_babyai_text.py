@@ -4,12 +4,16 @@ Trains with ``textagents.sb3.train`` (hashed bag-of-words or SBERT features of t
 caption), records every training episode, and writes the learning curve — success rate and return per
 window of episodes against timesteps, with the random agent's success rate measured in the same run as the
 baseline — to ``benchmarks/results/train_ppo_babyai_text.json`` and ``.svg``.
-Run: ``python benchmarks/training/ppo_babyai_text.py [--timesteps 100000] [--features bow]``.
+Run: ``python benchmarks/training/ppo_babyai_text.py [--timesteps 100000] [--features bow] [--save DIR]``;
+``--save`` keeps the trained run (``model.zip``, ``config.json``, ``learning_curve.json``) in ``DIR``, as the
+leaderboard's PPO baseline in ``benchmarks/baselines/`` was made.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import sys
 import tempfile
 import time
@@ -96,6 +100,7 @@ def main() -> None:
     parser.add_argument("--n-envs", type=int, default=8)
     parser.add_argument("--window", type=int, default=100, help="episodes per point of the curve")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save", type=Path, help="keep the trained run in this (new) directory")
     args = parser.parse_args()
     torch.set_num_threads(1)
 
@@ -114,12 +119,17 @@ def main() -> None:
         algo_kwargs={"n_steps": 128, "ent_coef": 0.01},
     )
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as run_dir:
+    with tempfile.TemporaryDirectory() as scratch:
+        run_dir = args.save or Path(scratch)
         summary = train(config, run_dir, callbacks=[log])
         seconds = time.perf_counter() - start
         final = evaluate(run_dir, episodes=100, seed=100_000)
         final_sampled = evaluate(run_dir, episodes=100, seed=100_000, deterministic=False)
-    points = curve(log.episodes, args.window)
+        points = curve(log.episodes, args.window)
+        if args.save:
+            shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)
+            shutil.rmtree(run_dir / "tensorboard", ignore_errors=True)
+            (run_dir / "learning_curve.json").write_text(json.dumps(points, indent=1) + "\n")
     result = {
         "env_id": ENV_ID,
         "algo": "ppo",

@@ -1,6 +1,6 @@
-"""``textagents`` command line: serve a local model over an OpenAI-compatible API, play episodes with the
-human / random / expert agents, train and evaluate SB3 agents on any registered env, build the tiny test
-models."""
+"""``textagents`` command line: run and report leaderboard suites, serve a local model over an
+OpenAI-compatible API, play episodes with the human / random / expert agents, train and evaluate SB3 agents on
+any registered env, build the tiny test models."""
 
 from __future__ import annotations
 
@@ -101,9 +101,102 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_run(args: argparse.Namespace) -> int:
+    from textagents.bench import SuiteError, load_suite, run_suite
+
+    model = args.model
+    if model is not None and args.base_url is None and os.path.exists(model):
+        model = os.path.abspath(model)
+    overrides = {"model": model, "base_url": args.base_url, "api_key_env": args.api_key_env}
+    try:
+        suite = load_suite(args.suite, llm_overrides=overrides)
+    except SuiteError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for name, reason in suite.skipped:
+        print(f"notice: skipping agent {name!r}: {reason}", file=sys.stderr)
+    tasks = suite.tasks()
+    print(
+        f"suite {suite.name!r}: {len(suite.agents)} agents x {len(suite.envs)} envs, {len(tasks)} episodes "
+        f"-> {args.out}",
+        file=sys.stderr,
+    )
+    if args.dry_run:
+        for task in tasks:
+            print(f"{task.agent.name}\t{task.env.name}\t{task.seed}")
+        return 0
+    try:
+        result = run_suite(
+            suite,
+            args.out,
+            workers=args.workers,
+            backend=args.backend,
+            address=args.address,
+            trajectories=args.trajectories,
+            progress=not args.no_progress,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: finished episodes are in {args.out}; run the same command again to resume", file=sys.stderr
+        )
+        return 130
+    print(json.dumps(result))
+    return 0
+
+
+def _bench_report(args: argparse.Namespace) -> int:
+    from textagents.bench import write_report
+
+    written = write_report(args.run_dir, plots=not args.no_plots)
+    print(written["markdown"].read_text())
+    print("\n".join(f"wrote {path}" for path in written.values()), file=sys.stderr)
+    return 0
+
+
+def _bench_kinds(args: argparse.Namespace) -> int:
+    from dataclasses import MISSING, fields
+
+    from textagents.bench import AGENT_KINDS
+
+    for kind in AGENT_KINDS.values():
+        print(f"{kind.name}: {kind.summary}")
+        for option in fields(kind.options):
+            default = "required" if option.default is MISSING else f"default {option.default!r}"
+            print(f"    {option.name} ({option.type}, {default})")
+    return 0
+
+
+def _add_bench(commands: argparse._SubParsersAction) -> None:
+    bench = commands.add_parser("bench", help="leaderboard runs: agents x envs x seeds")
+    actions = bench.add_subparsers(dest="bench_command", required=True)
+
+    run = actions.add_parser("run", help="play every episode of a suite (resumes a run already in --out)")
+    run.add_argument("suite", help="a suite file, e.g. benchmarks/suites/default.yaml")
+    run.add_argument("--out", required=True, help="run directory: episodes.jsonl, run.json (and trajectories/)")
+    run.add_argument("--workers", type=int, default=1, help="episodes played at once (default %(default)s)")
+    run.add_argument("--backend", default="local", choices=["local", "ray"])
+    run.add_argument("--address", help="Ray cluster address (default: start a local Ray with --workers CPUs)")
+    run.add_argument("--model", help="LLM agents' model: a local transformers directory, or a name at --base-url")
+    run.add_argument("--base-url", help="LLM agents' OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    run.add_argument("--api-key-env", help="environment variable holding the server's API key")
+    run.add_argument("--trajectories", action="store_true", help="also write every step of every episode")
+    run.add_argument("--dry-run", action="store_true", help="validate the suite and list its episodes")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(run=_bench_run)
+
+    report = actions.add_parser("report", help="leaderboard.md/.csv, summary.json and plots of a run")
+    report.add_argument("run_dir")
+    report.add_argument("--no-plots", action="store_true")
+    report.set_defaults(run=_bench_report)
+
+    kinds = actions.add_parser("kinds", help="the agent kinds a suite can name, with their options")
+    kinds.set_defaults(run=_bench_kinds)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textagents", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_bench(commands)
 
     serve = commands.add_parser("serve", help="an OpenAI-compatible HTTP server over a local transformers model")
     serve.add_argument("--model", required=True, help="model directory (or a name available offline)")

@@ -173,30 +173,24 @@ def evaluate(
     run_dir: str | Path, episodes: int = 10, seed: int = 10_000, env_id: str | None = None, deterministic: bool = True
 ) -> dict[str, Any]:
     """Play ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) with the run's model: its most likely
-    actions (``deterministic``) or samples of its policy (seeded)."""
-    run_dir = Path(run_dir)
-    config = TrainConfig(**json.loads((run_dir / CONFIG_FILE).read_text()))
-    env = make_sb3_env(env_id or config.env_id, make_featurizer(config.features), config.obs_mode, **config.env_kwargs)
-    model = ALGORITHMS[config.algo].load(run_dir / MODEL_FILE)
-    model.set_random_seed(seed)
-    returns, lengths, successes = [], [], []
-    for episode in range(episodes):
-        obs, info = env.reset(seed=seed + episode)
-        total, steps, done = 0.0, 0, False
-        while not done:
-            action, _ = model.predict(obs, deterministic=deterministic)
-            obs, reward, terminated, truncated, info = env.step(int(action) if np.ndim(action) == 0 else action)
-            total, steps, done = total + float(reward), steps + 1, terminated or truncated
-        returns.append(total)
-        lengths.append(steps)
-        successes.append(bool(info.get("success", False)))
+    actions (``deterministic``) or samples of its policy (seeded by each episode's seed)."""
+    from textagents.agents.episode import play_episode
+    from textagents.sb3.agent import SB3Agent, TrainedRun
+
+    run = TrainedRun.load(run_dir)
+    env = run.make_env(env_id)
+    records = [
+        play_episode(env, SB3Agent(run, deterministic=deterministic, seed=seed + episode), seed=seed + episode)
+        for episode in range(episodes)
+    ]
     env.close()
+    returns = [r.episode_return for r in records]
     return {
-        "env_id": env_id or config.env_id,
+        "env_id": env_id or run.config.env_id,
         "episodes": episodes,
         "deterministic": deterministic,
         "mean_return": float(np.mean(returns)),
         "stderr_return": float(np.std(returns, ddof=1) / np.sqrt(episodes)) if episodes > 1 else 0.0,
-        "success_rate": float(np.mean(successes)),
-        "mean_length": float(np.mean(lengths)),
+        "success_rate": float(np.mean([r.success for r in records])),
+        "mean_length": float(np.mean([r.steps for r in records])),
     }

@@ -1,0 +1,154 @@
+"""The runner: a run killed half-way and resumed reports exactly what an uninterrupted run does; workers
+and backends give the same episodes; the report's numbers are the episodes' statistics."""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+import signal
+
+import pytest
+
+from tests.textagents.bench_fixtures import (
+    SMALL_SUITE,
+    SMALL_SUITE_EPISODES,
+    episodes_without_timing,
+    report_files,
+    write_suite,
+)
+from textagents.bench import load_suite, run_suite, write_report
+from textagents.bench.store import EpisodeLog
+from textagents.cli import main
+
+KILL_AFTER = 9
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory, data_dir):
+    """The small suite played without interruption by one worker, and its report."""
+    directory = tmp_path_factory.mktemp("reference")
+    suite = load_suite(write_suite(directory))
+    result = run_suite(suite, directory / "run", progress=False)
+    assert result == {"episodes": SMALL_SUITE_EPISODES, "played_now": SMALL_SUITE_EPISODES, "resumed_from": 0}
+    write_report(directory / "run")
+    return directory / "run"
+
+
+def _run_and_kill_itself(suite_path: str, out: str, workers: int) -> None:
+    def kill_after_some(record: dict) -> None:
+        kill_after_some.count += 1
+        if kill_after_some.count == KILL_AFTER:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    kill_after_some.count = 0
+    run_suite(load_suite(suite_path), out, workers=workers, progress=False, on_episode=kill_after_some)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_killed_then_resumed_run_reports_what_an_uninterrupted_run_does(tmp_path, reference_run, workers):
+    suite_path = write_suite(tmp_path)
+    out = tmp_path / "run"
+    child = multiprocessing.get_context("spawn").Process(
+        target=_run_and_kill_itself, args=(str(suite_path), str(out), workers)
+    )
+    child.start()
+    child.join(timeout=300)
+    assert child.exitcode == -signal.SIGKILL
+    recorded = (out / "episodes.jsonl").read_bytes()
+    assert recorded.count(b"\n") == KILL_AFTER
+    # A kill in the middle of a write leaves a cut line: it must be dropped, not parsed or counted.
+    with open(out / "episodes.jsonl", "ab") as f:
+        f.write(b'{"agent": "random", "env": "BabyAI-Text-GoTo')
+
+    result = run_suite(load_suite(suite_path), out, workers=workers, progress=False)
+    assert result == {
+        "episodes": SMALL_SUITE_EPISODES,
+        "played_now": SMALL_SUITE_EPISODES - KILL_AFTER,
+        "resumed_from": KILL_AFTER,
+    }
+    assert episodes_without_timing(out) == episodes_without_timing(reference_run)
+    write_report(out)
+    assert report_files(out) == report_files(reference_run)
+    run = json.loads((out / "run.json").read_text())
+    assert len(run["sessions"]) == 2 and run["finished"] is True
+
+
+def test_rerunning_a_finished_run_plays_nothing(tmp_path, reference_run):
+    suite_path = write_suite(tmp_path)
+    out = tmp_path / "run"
+    out.mkdir()
+    for name in ("episodes.jsonl", "run.json"):
+        (out / name).write_bytes((reference_run / name).read_bytes())
+    result = run_suite(load_suite(suite_path), out, progress=False)
+    assert result["played_now"] == 0 and result["resumed_from"] == SMALL_SUITE_EPISODES
+
+
+def test_resuming_with_an_edited_suite_is_refused(tmp_path, reference_run):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_bytes((reference_run / "run.json").read_bytes())
+    edited = write_suite(tmp_path, SMALL_SUITE.replace("count: 8", "count: 9"))
+    with pytest.raises(ValueError, match="holds a run of another suite"):
+        run_suite(load_suite(edited), out, progress=False)
+
+
+def test_two_workers_play_the_same_episodes_as_one(tmp_path, reference_run):
+    out = tmp_path / "run"
+    run_suite(load_suite(write_suite(tmp_path)), out, workers=2, progress=False)
+    assert episodes_without_timing(out) == episodes_without_timing(reference_run)
+
+
+def test_episode_log_refuses_a_second_record_of_an_episode(tmp_path):
+    record = {"agent": "a", "env": "e", "seed": 1, "return": 0.0}
+    with EpisodeLog(tmp_path / "episodes.jsonl") as log:
+        log.append(record)
+        with pytest.raises(ValueError, match="already recorded"):
+            log.append(dict(record))
+    with EpisodeLog(tmp_path / "episodes.jsonl") as log:
+        assert len(log) == 1 and ("a", "e", 1) in log
+
+
+def test_report_statistics_are_the_episodes_mean_and_standard_error(reference_run):
+    summary = json.loads((reference_run / "summary.json").read_text())
+    records = episodes_without_timing(reference_run)
+    returns = [r["return"] for k, r in records.items() if k[:2] == ("random", "BabyAI-Text-GoToLocal-v0")]
+    assert len(returns) == 8
+    mean = sum(returns) / 8
+    stderr = math.sqrt(sum((x - mean) ** 2 for x in returns) / 7 / 8)
+    cell = next(c for c in summary["cells"] if (c["agent"], c["env"]) == ("random", "BabyAI-Text-GoToLocal-v0"))
+    assert cell["return"]["mean"] == pytest.approx(mean) and cell["return"]["stderr"] == pytest.approx(stderr)
+
+    expert = next(a for a in summary["agents"] if a["agent"] == "expert")
+    per_env = [c["progression"]["mean"] for c in summary["cells"] if c["agent"] == "expert"]
+    assert expert["progression_average"] == pytest.approx(sum(per_env) / len(per_env))
+    assert [a["rank"] for a in summary["agents"]] == [1, 2] and summary["agents"][0]["agent"] == "expert"
+    assert summary["episodes"] == summary["expected_episodes"] == SMALL_SUITE_EPISODES
+
+    csv_rows = (reference_run / "leaderboard.csv").read_text().splitlines()
+    assert len(csv_rows) == 1 + 4 and csv_rows[0].startswith("agent,kind,env,env_id,episodes,success_mean")
+    markdown = (reference_run / "leaderboard.md").read_text()
+    assert "| 1 | expert | expert | 2 | 11 |" in markdown and "(complete)" in markdown
+    assert (reference_run / "leaderboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_json_records_what_reproduces_the_run(reference_run):
+    run = json.loads((reference_run / "run.json").read_text())
+    session = run["sessions"][0]
+    assert session["packages"]["textenvs"] and session["packages"]["gymnasium"]
+    assert session["machine"]["cpus"] >= 1 and session["backend"] == "local"
+    assert [e["seeds"] for e in run["envs"]] == [list(range(8)), [3, 5, 7]]
+    assert run["suite"]["sha256"] and run["finished"] is True
+
+
+def test_cli_run_with_trajectories_then_report(tmp_path, data_dir, capsys):
+    suite = write_suite(tmp_path, SMALL_SUITE.replace("count: 8", "count: 2"))
+    out = tmp_path / "run"
+    assert main(["bench", "run", str(suite), "--out", str(out), "--trajectories", "--no-progress"]) == 0
+    steps = json.loads((out / "trajectories" / "expert" / "BabyAI-Text-GoToLocal-v0" / "1.json").read_text())
+    record = episodes_without_timing(out)[("expert", "BabyAI-Text-GoToLocal-v0", 1)]
+    assert len(steps) == record["steps"] and "text" in steps[0]["observation"]
+    assert sum(s["reward"] for s in steps) == pytest.approx(record["return"])
+    assert main(["bench", "report", str(out), "--no-plots"]) == 0
+    assert "# Leaderboard: small" in capsys.readouterr().out

@@ -1,0 +1,191 @@
+"""The agents a suite can name (its ``kind``): their options, the env each plays, and how each is built.
+
+Heavy resources (an LLM, a trained SB3 model) are loaded once per worker process and shared by its
+episodes; the agent itself is built fresh for every episode, seeded by the episode's seed.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from textagents.agents.base import Agent
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """This kind takes no options."""
+
+
+@dataclass(frozen=True)
+class SB3Options:
+    """``run``: a ``textagents train`` run directory (relative to the suite file); ``deterministic``: play
+    the policy's most likely actions (False: sample them, seeded by the episode's seed)."""
+
+    run: str
+    deterministic: bool = True
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    """``model``: a local transformers model directory, or the model's name at ``base_url`` (an
+    OpenAI-compatible server, key read from ``api_key_env``); ``temperature`` 0 is greedy; ``multi_step``
+    (generation only): the later lines of an output are a plan played before asking again (LLM-Personalize)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int = 32
+    use_chat: bool = False
+    multi_step: bool = False
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    """How a suite's agent of this kind is configured (``options``, a frozen dataclass), the env it plays
+    (``make_env(env_id, kwargs, options)``) and the agent of one episode (``build(env, options, seed)``).
+    ``unconfigured(options)`` says why the agent cannot run here (it is then skipped with that notice)."""
+
+    name: str
+    summary: str
+    options: type
+    make_env: Callable[[str, dict[str, Any], Any], gym.Env]
+    build: Callable[[gym.Env, Any, int], Agent]
+    unconfigured: Callable[[Any], str | None] = lambda options: None
+
+    def option_names(self) -> list[str]:
+        return [f.name for f in fields(self.options)]
+
+
+def _text_env(env_id: str, kwargs: dict[str, Any], options: Any) -> gym.Env:
+    from textagents.agents.motion import make_for_llm
+
+    return make_for_llm(env_id, **kwargs)
+
+
+def _native_env(env_id: str, kwargs: dict[str, Any], options: Any) -> gym.Env:
+    import textenvs  # noqa: F401  (registers the ids)
+
+    return gym.make(env_id, **kwargs)
+
+
+def _random(env: gym.Env, options: NoOptions, seed: int) -> Agent:
+    from textagents.agents import RandomAgent
+
+    return RandomAgent(seed=seed)
+
+
+def _expert(env: gym.Env, options: NoOptions, seed: int) -> Agent:
+    from textagents.agents import ExpertAgent
+
+    return ExpertAgent(env)
+
+
+@functools.lru_cache(maxsize=4)
+def _trained_run(run: str):
+    from textagents.sb3.agent import TrainedRun
+
+    return TrainedRun.load(run)
+
+
+def _sb3_env(env_id: str, kwargs: dict[str, Any], options: SB3Options) -> gym.Env:
+    return _trained_run(options.run).make_env(env_id, **kwargs)
+
+
+def _sb3(env: gym.Env, options: SB3Options, seed: int) -> Agent:
+    from textagents.sb3.agent import SB3Agent
+
+    return SB3Agent(_trained_run(options.run), deterministic=options.deterministic, seed=seed)
+
+
+def _sb3_unconfigured(options: SB3Options) -> str | None:
+    from textagents.sb3.train import CONFIG_FILE, MODEL_FILE
+
+    missing = [name for name in (CONFIG_FILE, MODEL_FILE) if not (Path(options.run) / name).is_file()]
+    return f"the run directory {options.run} has no {' or '.join(missing)}" if missing else None
+
+
+@functools.lru_cache(maxsize=2)
+def _backend(model: str, base_url: str | None, api_key_env: str, device: str):
+    if base_url is not None:
+        from textagents.llm import OpenAIBackend
+
+        return OpenAIBackend(model, base_url=base_url, api_key_env=api_key_env)
+    from textagents.llm.transformers_backend import TransformersBackend
+
+    return TransformersBackend(model, device=device)
+
+
+def _llm_backend(options: LLMOptions):
+    return _backend(options.model, options.base_url, options.api_key_env, options.device)
+
+
+def _generation_agent(env: gym.Env, options: LLMOptions, seed: int) -> Agent:
+    from textagents.agents import GenerationAgent, prompt_builder_for
+
+    sampling = {"temperature": options.temperature, "max_tokens": options.max_tokens, "seed": seed}
+    return GenerationAgent(
+        _llm_backend(options),
+        prompt_builder_for(env),
+        use_chat=options.use_chat,
+        sampling=sampling,
+        multi_step=options.multi_step,
+        seed=seed,
+    )
+
+
+def _scoring_agent(env: gym.Env, options: LLMOptions, seed: int) -> Agent:
+    from textagents.agents import ScoringAgent, prompt_builder_for
+
+    greedy = options.temperature == 0
+    return ScoringAgent(
+        _llm_backend(options),
+        prompt_builder_for(env),
+        greedy=greedy,
+        temperature=1.0 if greedy else options.temperature,
+        seed=seed,
+    )
+
+
+def _llm_unconfigured(options: LLMOptions) -> str | None:
+    if options.model is None:
+        return (
+            "no model configured: pass --model PATH (a local transformers model) or --base-url URL --model NAME "
+            "(an OpenAI-compatible server)"
+        )
+    if options.base_url is None and not Path(options.model).exists():
+        return f"the model directory {options.model} does not exist (for a server model, give --base-url too)"
+    return None
+
+
+AGENT_KINDS: dict[str, AgentKind] = {
+    kind.name: kind
+    for kind in (
+        AgentKind("random", "a uniformly random admissible command", NoOptions, _text_env, _random),
+        AgentKind("expert", "the family's expert (oracle policy)", NoOptions, _native_env, _expert),
+        AgentKind("sb3", "a trained Stable-Baselines3 run", SB3Options, _sb3_env, _sb3, _sb3_unconfigured),
+        AgentKind(
+            "llm-generate",
+            "an LLM generates a command, parsed to an admissible one",
+            LLMOptions,
+            _text_env,
+            _generation_agent,
+            _llm_unconfigured,
+        ),
+        AgentKind(
+            "llm-score",
+            "an LLM scores every admissible command (GLAM, lamorel-style)",
+            LLMOptions,
+            _text_env,
+            _scoring_agent,
+            _llm_unconfigured,
+        ),
+    )
+}

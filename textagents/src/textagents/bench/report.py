@@ -1,0 +1,259 @@
+"""``textagents bench report``: a run's leaderboard from its episodes.
+
+Writes ``leaderboard.md``, ``leaderboard.csv`` (one row per agent and env), ``summary.json`` (mean ±
+standard error per env, the progression average across envs, family scores such as Crafter's) and PNG plots:
+``leaderboard.png`` (per-env bars with standard-error bars) and ``learning_curves.png`` when a trained agent's
+run holds a learning curve. The files depend only on the recorded episodes, never on their order or timing,
+so a resumed run reports exactly what an uninterrupted one does.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from textagents.bench.store import RUN_FILE, read_episodes, write_json_atomic, write_text_atomic
+
+CSV_FIELDS = (
+    "agent",
+    "kind",
+    "env",
+    "env_id",
+    "episodes",
+    "success_mean",
+    "success_stderr",
+    "return_mean",
+    "return_stderr",
+    "progression_mean",
+    "progression_stderr",
+    "steps_mean",
+    "invalid_actions_mean",
+    "family_score",
+)
+
+
+def mean_stderr(values: Sequence[float]) -> dict[str, float]:
+    n = len(values)
+    mean = math.fsum(values) / n
+    if n < 2:
+        return {"mean": mean, "stderr": 0.0}
+    variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+    return {"mean": mean, "stderr": math.sqrt(variance / n)}
+
+
+def _numeric_metric_means(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """The mean of every number (bools as rates) that all of the episodes' ``episode_metrics`` hold."""
+    keys = set.intersection(*(set(r["metrics"]) for r in records)) if records else set()
+    means = {}
+    for key in sorted(keys):
+        values = [r["metrics"][key] for r in records]
+        if all(isinstance(v, int | float) for v in values):
+            means[key] = math.fsum(float(v) for v in values) / len(values)
+    return means
+
+
+def family_score(records: Sequence[dict[str, Any]]) -> dict[str, float] | None:
+    """The score a family's paper reports over many episodes: Crafter's geometric-mean score."""
+    if records and all("achievements" in r["metrics"] for r in records):
+        from textenvs.envs.crafter_text.metrics import crafter_score
+
+        return {"crafter_score": crafter_score(r["metrics"] for r in records)}
+    return None
+
+
+def _cell(records: list[dict[str, Any]]) -> dict[str, Any]:
+    first = records[0]
+    score = family_score(records)
+    return {
+        "agent": first["agent"],
+        "kind": first["kind"],
+        "env": first["env"],
+        "env_id": first["env_id"],
+        "episodes": len(records),
+        "success": mean_stderr([float(r["success"]) for r in records]),
+        "return": mean_stderr([float(r["return"]) for r in records]),
+        "progression": mean_stderr([float(r["progression"]) for r in records]),
+        "steps_mean": math.fsum(r["steps"] for r in records) / len(records),
+        "invalid_actions_mean": math.fsum(r["invalid_actions"] for r in records) / len(records),
+        "metrics": _numeric_metric_means(records),
+        "family_score": score,
+    }
+
+
+def expected_episodes(run: dict[str, Any]) -> int:
+    """How many episodes the suite recorded in ``run.json`` plays."""
+    return sum(
+        len(env["seeds"])
+        for agent in run["agents"]
+        for env in run["envs"]
+        if not agent["envs"] or env["name"] in agent["envs"]
+    )
+
+
+def summarize(run: dict[str, Any], records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Per (agent, env) statistics, in the suite's order, and each agent's averages across the envs it played."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for record in sorted(records, key=lambda r: (r["agent"], r["env"], r["seed"])):
+        groups.setdefault((record["agent"], record["env"]), []).append(record)
+    agent_order = [a["name"] for a in run["agents"]]
+    env_order = [e["name"] for e in run["envs"]]
+    cells = [_cell(groups[(agent, env)]) for env in env_order for agent in agent_order if (agent, env) in groups]
+    agents = []
+    for agent in agent_order:
+        own = [c for c in cells if c["agent"] == agent]
+        if not own:
+            continue
+        agents.append(
+            {
+                "agent": agent,
+                "kind": own[0]["kind"],
+                "envs": len(own),
+                "episodes": sum(c["episodes"] for c in own),
+                "progression_average": math.fsum(c["progression"]["mean"] for c in own) / len(own),
+                "success_average": math.fsum(c["success"]["mean"] for c in own) / len(own),
+            }
+        )
+    agents.sort(key=lambda a: (-a["progression_average"], -a["success_average"], a["agent"]))
+    for rank, agent in enumerate(agents, 1):
+        agent["rank"] = rank
+    episodes = sum(c["episodes"] for c in cells)
+    return {
+        "suite": run["suite"]["name"],
+        "suite_sha256": run["suite"]["sha256"],
+        "episodes": episodes,
+        "expected_episodes": expected_episodes(run),
+        "agents": agents,
+        "cells": cells,
+        "skipped_agents": run.get("skipped_agents", []),
+    }
+
+
+def _pm(stat: dict[str, float], digits: int = 2) -> str:
+    return f"{stat['mean']:.{digits}f} ± {stat['stderr']:.{digits}f}"
+
+
+def _score_text(score: dict[str, float] | None) -> str:
+    return ", ".join(f"{k.replace('_', ' ')} {v:.2f}" for k, v in score.items()) if score else ""
+
+
+def leaderboard_markdown(summary: dict[str, Any], run: dict[str, Any]) -> str:
+    sessions = run.get("sessions", [])
+    git = (sessions[0].get("git") if sessions else None) or {}
+    packages = (sessions[0].get("packages") if sessions else None) or {}
+    complete = summary["episodes"] == summary["expected_episodes"]
+    status = "complete" if complete else f"partial: {summary['episodes']} of {summary['expected_episodes']} episodes"
+    lines = [f"# Leaderboard: {summary['suite']}", ""]
+    if run["suite"].get("description"):
+        lines += [run["suite"]["description"], ""]
+    versions = ", ".join(f"{k} {packages[k]}" for k in ("textenvs", "textagents", "gymnasium") if packages.get(k))
+    commit = f"commit `{git['commit'][:10]}`{' (uncommitted changes)' if git.get('dirty') else ''}" if git else "no git"
+    lines += [
+        f"{summary['episodes']} episodes ({status}); suite sha256 `{summary['suite_sha256'][:12]}`; {commit}; "
+        f"{versions}.",
+        "",
+        "## Overall",
+        "",
+        "Agents ranked by their progression (a number in [0, 1] every env reports) averaged over the envs they",
+        "played; success is averaged the same way.",
+        "",
+        "| rank | agent | kind | envs | episodes | progression (avg) | success (avg) |",
+        "|---:|---|---|---:|---:|---:|---:|",
+    ]
+    for a in summary["agents"]:
+        lines.append(
+            f"| {a['rank']} | {a['agent']} | {a['kind']} | {a['envs']} | {a['episodes']} | "
+            f"{a['progression_average']:.3f} | {a['success_average']:.3f} |"
+        )
+    lines += ["", "## Per environment", "", "Mean ± standard error over episodes (one per seed).", ""]
+    envs = list(dict.fromkeys(c["env"] for c in summary["cells"]))
+    for env in envs:
+        cells = [c for c in summary["cells"] if c["env"] == env]
+        header_id = f" (`{cells[0]['env_id']}`)" if cells[0]["env_id"] != env else ""
+        lines += [
+            f"### {env}{header_id}",
+            "",
+            "| agent | episodes | success | return | progression | steps | invalid actions | score |",
+            "|---|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for c in cells:
+            lines.append(
+                f"| {c['agent']} | {c['episodes']} | {_pm(c['success'])} | {_pm(c['return'])} | "
+                f"{_pm(c['progression'])} | {c['steps_mean']:.1f} | {c['invalid_actions_mean']:.1f} | "
+                f"{_score_text(c['family_score'])} |"
+            )
+        lines.append("")
+    for skipped in summary["skipped_agents"]:
+        lines.append(f"Skipped agent `{skipped['name']}`: {skipped['reason']}.")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def leaderboard_csv(summary: dict[str, Any]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for c in summary["cells"]:
+        score = c["family_score"] or {}
+        writer.writerow(
+            {
+                "agent": c["agent"],
+                "kind": c["kind"],
+                "env": c["env"],
+                "env_id": c["env_id"],
+                "episodes": c["episodes"],
+                "success_mean": f"{c['success']['mean']:.6g}",
+                "success_stderr": f"{c['success']['stderr']:.6g}",
+                "return_mean": f"{c['return']['mean']:.6g}",
+                "return_stderr": f"{c['return']['stderr']:.6g}",
+                "progression_mean": f"{c['progression']['mean']:.6g}",
+                "progression_stderr": f"{c['progression']['stderr']:.6g}",
+                "steps_mean": f"{c['steps_mean']:.6g}",
+                "invalid_actions_mean": f"{c['invalid_actions_mean']:.6g}",
+                "family_score": ";".join(f"{k}={v:.6g}" for k, v in score.items()),
+            }
+        )
+    return buffer.getvalue()
+
+
+def learning_curves(run: dict[str, Any]) -> dict[str, list[dict[str, float]]]:
+    """The learning curves (``learning_curve.json``) of the run's trained agents that have one."""
+    curves = {}
+    for agent in run["agents"]:
+        run_dir = agent["options"].get("run") if isinstance(agent["options"], dict) else None
+        path = Path(run_dir) / "learning_curve.json" if run_dir else None
+        if path is not None and path.is_file():
+            curves[agent["name"]] = json.loads(path.read_text())
+    return curves
+
+
+def write_report(run_dir: str | Path, plots: bool = True) -> dict[str, Path]:
+    """Write the leaderboard files of ``run_dir``; returns their paths by kind."""
+    from textagents.bench.plots import plot_leaderboard, plot_learning_curves
+
+    run_dir = Path(run_dir)
+    run_path = run_dir / RUN_FILE
+    if not run_path.is_file():
+        raise FileNotFoundError(f"{run_dir} is not a bench run (no {RUN_FILE}): run `textagents bench run` first")
+    run = json.loads(run_path.read_text())
+    records = read_episodes(run_dir)
+    if not records:
+        raise ValueError(f"{run_dir} has no finished episode yet")
+    summary = summarize(run, records)
+    written = {
+        "markdown": run_dir / "leaderboard.md",
+        "csv": run_dir / "leaderboard.csv",
+        "summary": run_dir / "summary.json",
+    }
+    write_text_atomic(written["markdown"], leaderboard_markdown(summary, run))
+    write_text_atomic(written["csv"], leaderboard_csv(summary))
+    write_json_atomic(written["summary"], summary)
+    if plots:
+        written["plot"] = plot_leaderboard(summary, run_dir / "leaderboard.png")
+        curves = learning_curves(run)
+        if curves:
+            written["learning_curves"] = plot_learning_curves(curves, run_dir / "learning_curves.png")
+    return written

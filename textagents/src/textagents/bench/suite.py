@@ -1,0 +1,282 @@
+"""Benchmark suites: the YAML format, its validation before any episode runs, and the plan of episodes.
+
+A suite (``benchmarks/suites/*.yaml``; ``docs/bench.md`` describes every key)::
+
+    name: default
+    seeds: {start: 0, count: 10}     # or a list of ints; the default for every env
+    max_steps: 100000                # safety limit per episode (envs end their own episodes)
+    envs:
+      - id: BabyAI-Text-GoToLocal-v0
+        kwargs: {max_steps: 64}      # checked against the env's constructor
+        seeds: [0, 1, 2]             # optional, overrides the suite's
+        name: GoToLocal-64           # optional, needed when an id appears twice
+    agents:
+      - {name: random, kind: random}
+      - {name: ppo, kind: sb3, run: ../baselines/ppo, envs: [BabyAI-Text-GoToRedBallGrey-v0]}
+
+Every other key of an agent is an option of its kind (``textagents bench kinds`` lists them).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import inspect
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import yaml
+
+from textagents.bench.agents import AGENT_KINDS, LLMOptions
+from textagents.bench.typecheck import describe, matches, parameter_hints
+
+SUITE_KEYS = ("name", "description", "seeds", "max_steps", "envs", "agents")
+ENV_KEYS = ("id", "name", "kwargs", "seeds")
+AGENT_KEYS = ("name", "kind", "envs")
+
+
+class SuiteError(ValueError):
+    """A suite that cannot run; the message names the file, the key and what is valid."""
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    name: str
+    id: str
+    kwargs: dict[str, Any]
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    name: str
+    kind: str
+    options: Any
+    envs: tuple[str, ...] | None = None
+
+    def plays(self, env: EnvConfig) -> bool:
+        return self.envs is None or env.name in self.envs
+
+
+@dataclass(frozen=True)
+class EpisodeTask:
+    """One episode to play: what a worker needs, as plain picklable data."""
+
+    agent: AgentConfig
+    env: EnvConfig
+    seed: int
+    max_steps: int
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.agent.name, self.env.name, self.seed)
+
+
+@dataclass(frozen=True)
+class Suite:
+    path: Path
+    sha256: str
+    name: str
+    description: str
+    max_steps: int
+    envs: tuple[EnvConfig, ...]
+    agents: tuple[AgentConfig, ...]
+    skipped: tuple[tuple[str, str], ...] = ()
+
+    def tasks(self) -> list[EpisodeTask]:
+        """Every episode, env by env, agent by agent, seed by seed (so a worker's env cache stays warm)."""
+        return [
+            EpisodeTask(agent, env, seed, self.max_steps)
+            for env in self.envs
+            for agent in self.agents
+            if agent.plays(env)
+            for seed in env.seeds
+        ]
+
+
+class _Checker:
+    """Collects the location of each value so errors read ``file: envs[2].kwargs.max_steps: ...``."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, where: str, problem: str) -> SuiteError:
+        return SuiteError(f"{self.path}: {where}: {problem}")
+
+    def mapping(self, value: Any, where: str, valid: tuple[str, ...] | None, required: tuple[str, ...] = ()) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected a mapping, got {type(value).__name__} {value!r}")
+        if valid is not None:
+            for key in value:
+                if key not in valid:
+                    raise self.fail(f"{where}.{key}" if where else key, self._unknown("key", key, valid))
+        for key in required:
+            if key not in value:
+                raise self.fail(where or "top level", f"missing required key {key!r}")
+        return value
+
+    @staticmethod
+    def _unknown(what: str, value: Any, valid: list[str] | tuple[str, ...]) -> str:
+        close = difflib.get_close_matches(str(value), list(valid), n=3)
+        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+        return f"unknown {what} {value!r}{hint}; valid: {', '.join(valid)}"
+
+    def typed(self, value: Any, hint: Any, where: str) -> Any:
+        if not matches(value, hint):
+            raise self.fail(where, f"expected {describe(hint)}, got {type(value).__name__} {value!r}")
+        return value
+
+    def seeds(self, value: Any, where: str) -> tuple[int, ...]:
+        if isinstance(value, dict):
+            self.mapping(value, where, ("start", "count"), ("count",))
+            start = self.typed(value.get("start", 0), int, f"{where}.start")
+            count = self.typed(value["count"], int, f"{where}.count")
+            if count < 1:
+                raise self.fail(f"{where}.count", f"must be >= 1, got {count}")
+            return tuple(range(start, start + count))
+        self.typed(value, list[int], where)
+        if not value or len(set(value)) != len(value):
+            raise self.fail(where, f"expected a non-empty list of distinct ints, got {value!r}")
+        return tuple(value)
+
+
+def _env_factory(env_id: str) -> Any:
+    entry_point = gym.spec(env_id).entry_point
+    path = getattr(entry_point, "path", entry_point)
+    if isinstance(path, str):
+        module, _, name = path.partition(":")
+        return getattr(__import__(module, fromlist=[name]), name)
+    return path
+
+
+def _check_env(check: _Checker, raw: Any, index: int, default_seeds: tuple[int, ...]) -> EnvConfig:
+    import textenvs  # noqa: F401  (registers the ids)
+
+    where = f"envs[{index}]"
+    raw = check.mapping(raw, where, ENV_KEYS, ("id",))
+    env_id = check.typed(raw["id"], str, f"{where}.id")
+    known = sorted(i for i in gym.registry if gym.registry[i].entry_point is not None)
+    if env_id not in gym.registry:
+        close = difflib.get_close_matches(env_id, known, n=3)
+        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+        raise check.fail(f"{where}.id", f"unknown env id {env_id!r}{hint}; `textenvs list` shows the valid ids")
+    kwargs = check.mapping(raw.get("kwargs", {}), f"{where}.kwargs", None)
+    try:
+        factory = _env_factory(env_id)
+    except ImportError as error:
+        raise check.fail(f"{where}.id", str(error)) from error
+    params = inspect.signature(factory).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    valid = [n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n != "self"]
+    hints = parameter_hints(factory)
+    for key, value in kwargs.items():
+        if key not in valid and not takes_any:
+            raise check.fail(f"{where}.kwargs.{key}", check._unknown(f"kwarg of {env_id}", key, valid))
+        check.typed(value, hints.get(key, Any), f"{where}.kwargs.{key}")
+    seeds = check.seeds(raw["seeds"], f"{where}.seeds") if "seeds" in raw else default_seeds
+    name = check.typed(raw.get("name", env_id), str, f"{where}.name")
+    return EnvConfig(name=name, id=env_id, kwargs=dict(kwargs), seeds=seeds)
+
+
+def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], overrides: dict[str, Any]) -> AgentConfig:
+    where = f"agents[{index}]"
+    raw = check.mapping(raw, where, None, ("name", "kind"))
+    name = check.typed(raw["name"], str, f"{where}.name")
+    kind_name = raw["kind"]
+    if kind_name not in AGENT_KINDS:
+        raise check.fail(f"{where}.kind", check._unknown("agent kind", kind_name, list(AGENT_KINDS)))
+    kind = AGENT_KINDS[kind_name]
+    valid = (*AGENT_KEYS, *kind.option_names())
+    check.mapping(raw, where, valid)
+    envs = None
+    if "envs" in raw:
+        envs = tuple(check.typed(raw["envs"], list[str], f"{where}.envs"))
+        for env in envs:
+            if env not in env_names:
+                raise check.fail(f"{where}.envs", check._unknown("env name", env, env_names))
+    hints = parameter_hints(kind.options)
+    options = {}
+    for option in fields(kind.options):
+        if option.name in raw:
+            options[option.name] = check.typed(raw[option.name], hints[option.name], f"{where}.{option.name}")
+    missing = [f.name for f in fields(kind.options) if f.name not in options and _is_required(f)]
+    if missing:
+        raise check.fail(where, f"agent kind {kind_name!r} needs {', '.join(map(repr, missing))}")
+    parsed = kind.options(**options)
+    if isinstance(parsed, LLMOptions):
+        parsed = replace(parsed, **{k: v for k, v in overrides.items() if v is not None})
+    if "run" in options:
+        parsed = replace(parsed, run=str((check.path.parent / options["run"]).resolve()))
+    return AgentConfig(name=name, kind=kind_name, options=parsed, envs=envs)
+
+
+def _is_required(option: Any) -> bool:
+    from dataclasses import MISSING
+
+    return option.default is MISSING and option.default_factory is MISSING
+
+
+def load_suite(path: str | Path, llm_overrides: dict[str, Any] | None = None) -> Suite:
+    """Read and validate a suite: every env id, kwarg (name and type), agent kind and option is checked,
+    and every env is built once, so that a bad suite fails here, before any episode. ``llm_overrides``
+    (``model``, ``base_url``, ``api_key_env``) fill in the LLM agents' options from the command line."""
+    path = Path(path)
+    if not path.is_file():
+        raise SuiteError(f"{path}: no such suite file")
+    data = path.read_bytes()
+    check = _Checker(path)
+    try:
+        raw = yaml.safe_load(data)
+    except yaml.YAMLError as error:
+        raise SuiteError(f"{path}: not valid YAML: {error}") from error
+    raw = check.mapping(raw, "", SUITE_KEYS, ("envs", "agents"))
+    seeds = check.seeds(raw.get("seeds", {"count": 10}), "seeds")
+    max_steps = check.typed(raw.get("max_steps", 100_000), int, "max_steps")
+    if not isinstance(raw["envs"], list) or not raw["envs"]:
+        raise check.fail("envs", "expected a non-empty list of envs")
+    if not isinstance(raw["agents"], list) or not raw["agents"]:
+        raise check.fail("agents", "expected a non-empty list of agents")
+    envs = [_check_env(check, env, i, seeds) for i, env in enumerate(raw["envs"])]
+    _unique(check, "envs", [e.name for e in envs], "env names (give each a distinct `name`)")
+    names = [e.name for e in envs]
+    agents = [_check_agent(check, a, i, names, llm_overrides or {}) for i, a in enumerate(raw["agents"])]
+    _unique(check, "agents", [a.name for a in agents], "agent names")
+
+    runnable, skipped = [], []
+    for agent in agents:
+        reason = AGENT_KINDS[agent.kind].unconfigured(agent.options)
+        (skipped.append((agent.name, reason)) if reason else runnable.append(agent))
+    if not runnable:
+        raise SuiteError(f"{path}: no agent can run here: " + "; ".join(f"{n}: {r}" for n, r in skipped))
+    _build_envs_once(check, envs, runnable)
+    return Suite(
+        path=path.resolve(),
+        sha256=hashlib.sha256(data).hexdigest(),
+        name=check.typed(raw.get("name", path.stem), str, "name"),
+        description=check.typed(raw.get("description", ""), str, "description"),
+        max_steps=max_steps,
+        envs=tuple(envs),
+        agents=tuple(runnable),
+        skipped=tuple(skipped),
+    )
+
+
+def _unique(check: _Checker, where: str, names: list[str], what: str) -> None:
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise check.fail(where, f"repeated {what}: {', '.join(map(repr, repeated))}")
+
+
+def _build_envs_once(check: _Checker, envs: list[EnvConfig], agents: list[AgentConfig]) -> None:
+    """Build each env as the first agent that plays it would, to surface bad kwarg values now."""
+    for index, env in enumerate(envs):
+        players = [a for a in agents if a.plays(env)]
+        if not players:
+            continue
+        kind = AGENT_KINDS[players[0].kind]
+        try:
+            kind.make_env(env.id, env.kwargs, players[0].options).close()
+        except Exception as error:
+            raise check.fail(f"envs[{index}] ({env.id})", f"{type(error).__name__}: {error}") from error
