@@ -21,16 +21,17 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import inspect
-from dataclasses import dataclass, fields, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import yaml
+from gymnasium.envs.registration import load_env_creator
 
 from textagents.bench.agents import AGENT_KINDS, LLMOptions
 from textagents.bench.typecheck import describe, matches, parameter_hints
+from textenvs.core.registration import LazyEntryPoint, accepted_kwargs, load_attr
 
 SUITE_KEYS = ("name", "description", "seeds", "max_steps", "envs", "agents")
 ENV_KEYS = ("id", "name", "kwargs", "seeds")
@@ -96,6 +97,13 @@ class Suite:
         ]
 
 
+def unknown_choice(what: str, value: Any, valid: list[str] | tuple[str, ...]) -> str:
+    """``unknown <what> 'x' (did you mean 'y'?); valid: ...``"""
+    close = difflib.get_close_matches(str(value), list(valid), n=3)
+    hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+    return f"unknown {what} {value!r}{hint}; valid: {', '.join(valid)}"
+
+
 class _Checker:
     """Collects the location of each value so errors read ``file: envs[2].kwargs.max_steps: ...``."""
 
@@ -111,17 +119,11 @@ class _Checker:
         if valid is not None:
             for key in value:
                 if key not in valid:
-                    raise self.fail(f"{where}.{key}" if where else key, self._unknown("key", key, valid))
+                    raise self.fail(f"{where}.{key}" if where else key, unknown_choice("key", key, valid))
         for key in required:
             if key not in value:
                 raise self.fail(where or "top level", f"missing required key {key!r}")
         return value
-
-    @staticmethod
-    def _unknown(what: str, value: Any, valid: list[str] | tuple[str, ...]) -> str:
-        close = difflib.get_close_matches(str(value), list(valid), n=3)
-        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-        return f"unknown {what} {value!r}{hint}; valid: {', '.join(valid)}"
 
     def typed(self, value: Any, hint: Any, where: str) -> Any:
         if not matches(value, hint):
@@ -142,15 +144,6 @@ class _Checker:
         return tuple(value)
 
 
-def _env_factory(env_id: str) -> Any:
-    entry_point = gym.spec(env_id).entry_point
-    path = getattr(entry_point, "path", entry_point)
-    if isinstance(path, str):
-        module, _, name = path.partition(":")
-        return getattr(__import__(module, fromlist=[name]), name)
-    return path
-
-
 def _check_env(check: _Checker, raw: Any, index: int, default_seeds: tuple[int, ...]) -> EnvConfig:
     import textenvs  # noqa: F401  (registers the ids)
 
@@ -163,17 +156,21 @@ def _check_env(check: _Checker, raw: Any, index: int, default_seeds: tuple[int, 
         hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
         raise check.fail(f"{where}.id", f"unknown env id {env_id!r}{hint}; `textenvs list` shows the valid ids")
     kwargs = check.mapping(raw.get("kwargs", {}), f"{where}.kwargs", None)
+    entry_point = gym.spec(env_id).entry_point
     try:
-        factory = _env_factory(env_id)
+        if isinstance(entry_point, LazyEntryPoint):
+            factory = load_attr(entry_point.path)
+        elif isinstance(entry_point, str):
+            factory = load_env_creator(entry_point)
+        else:
+            factory = entry_point
     except ImportError as error:
         raise check.fail(f"{where}.id", str(error)) from error
-    params = inspect.signature(factory).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    valid = [n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n != "self"]
+    valid = accepted_kwargs(factory)
     hints = parameter_hints(factory)
     for key, value in kwargs.items():
-        if key not in valid and not takes_any:
-            raise check.fail(f"{where}.kwargs.{key}", check._unknown(f"kwarg of {env_id}", key, valid))
+        if valid is not None and key not in valid:
+            raise check.fail(f"{where}.kwargs.{key}", unknown_choice(f"kwarg of {env_id}", key, valid))
         check.typed(value, hints.get(key, Any), f"{where}.kwargs.{key}")
     seeds = check.seeds(raw["seeds"], f"{where}.seeds") if "seeds" in raw else default_seeds
     name = check.typed(raw.get("name", env_id), str, f"{where}.name")
@@ -186,7 +183,7 @@ def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], ov
     name = check.typed(raw["name"], str, f"{where}.name")
     kind_name = raw["kind"]
     if kind_name not in AGENT_KINDS:
-        raise check.fail(f"{where}.kind", check._unknown("agent kind", kind_name, list(AGENT_KINDS)))
+        raise check.fail(f"{where}.kind", unknown_choice("agent kind", kind_name, list(AGENT_KINDS)))
     kind = AGENT_KINDS[kind_name]
     valid = (*AGENT_KEYS, *kind.option_names())
     check.mapping(raw, where, valid)
@@ -195,7 +192,7 @@ def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], ov
         envs = tuple(check.typed(raw["envs"], list[str], f"{where}.envs"))
         for env in envs:
             if env not in env_names:
-                raise check.fail(f"{where}.envs", check._unknown("env name", env, env_names))
+                raise check.fail(f"{where}.envs", unknown_choice("env name", env, env_names))
     hints = parameter_hints(kind.options)
     options = {}
     for option in fields(kind.options):
@@ -213,8 +210,6 @@ def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], ov
 
 
 def _is_required(option: Any) -> bool:
-    from dataclasses import MISSING
-
     return option.default is MISSING and option.default_factory is MISSING
 
 
