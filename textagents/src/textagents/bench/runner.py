@@ -22,6 +22,7 @@ from textagents.bench.suite import EpisodeTask, Suite
 from textagents.bench.worker import play_task
 
 BACKENDS = ("local", "ray")
+LOCAL_RAY_OBJECT_STORE = 256 * 1024**2
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -67,7 +68,13 @@ def _ray(
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            # episode records are small: a small object store fits machines with a small /dev/shm
+            ray.init(
+                num_cpus=workers,
+                object_store_memory=LOCAL_RAY_OBJECT_STORE,
+                include_dashboard=False,
+                log_to_driver=False,
+            )
     remote = ray.remote(num_cpus=1, max_retries=2)(play_task)
     pending = [remote.remote(task, keep_trajectory) for task in tasks]
     try:
