@@ -61,6 +61,8 @@ def test_killed_then_resumed_run_reports_what_an_uninterrupted_run_does(tmp_path
     # A kill in the middle of a write leaves a cut line: it must be dropped, not parsed or counted.
     with open(out / "episodes.jsonl", "ab") as f:
         f.write(b'{"agent": "random", "env": "BabyAI-Text-GoTo')
+    write_report(out, plots=False)
+    assert f"partial: {KILL_AFTER} of {SMALL_SUITE_EPISODES} episodes" in (out / "leaderboard.md").read_text()
 
     result = run_suite(load_suite(suite_path), out, workers=workers, progress=False)
     assert result == {
