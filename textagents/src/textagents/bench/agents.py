@@ -34,17 +34,23 @@ class SB3Options:
 @dataclass(frozen=True)
 class LLMOptions:
     """``model``: a local transformers model directory, or the model's name at ``base_url`` (an
-    OpenAI-compatible server, key read from ``api_key_env``); ``temperature`` 0 is greedy; ``multi_step``
-    (generation only): the later lines of an output are a plan played before asking again (LLM-Personalize)."""
+    OpenAI-compatible server, key read from ``api_key_env``); ``temperature`` 0 is greedy."""
 
     model: str | None = None
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 0.0
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class GenerationOptions(LLMOptions):
+    """Also ``max_tokens`` per output, ``use_chat`` (the chat endpoint) and ``multi_step``: the later lines of
+    an output are a plan, played before the model is asked again (LLM-Personalize's planner)."""
+
     max_tokens: int = 32
     use_chat: bool = False
     multi_step: bool = False
-    device: str = "cpu"
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,7 @@ def _llm_backend(options: LLMOptions):
     return _backend(options.model, options.base_url, options.api_key_env, options.device)
 
 
-def _generation_agent(env: gym.Env, options: LLMOptions, seed: int) -> Agent:
+def _generation_agent(env: gym.Env, options: GenerationOptions, seed: int) -> Agent:
     from textagents.agents import GenerationAgent, prompt_builder_for
 
     sampling = {"temperature": options.temperature, "max_tokens": options.max_tokens, "seed": seed}
@@ -174,7 +180,7 @@ AGENT_KINDS: dict[str, AgentKind] = {
         AgentKind(
             "llm-generate",
             "an LLM generates a command, parsed to an admissible one",
-            LLMOptions,
+            GenerationOptions,
             _text_env,
             _generation_agent,
             _llm_unconfigured,
