@@ -154,3 +154,25 @@ def test_cli_run_with_trajectories_then_report(tmp_path, data_dir, capsys):
     assert sum(s["reward"] for s in steps) == pytest.approx(record["return"])
     assert main(["bench", "report", str(out), "--no-plots"]) == 0
     assert "# Leaderboard: small" in capsys.readouterr().out
+
+
+def test_a_failing_episode_stops_the_run_naming_it_and_keeps_the_finished_ones(tmp_path, data_dir, monkeypatch):
+    from dataclasses import replace
+
+    from textagents.bench import agents
+
+    random_kind = agents.AGENT_KINDS["random"]
+
+    def build(env, options, seed):
+        if seed == 2:
+            raise ValueError("the agent broke")
+        return random_kind.build(env, options, seed)
+
+    monkeypatch.setitem(agents.AGENT_KINDS, "random", replace(random_kind, build=build))
+    suite = load_suite(write_suite(tmp_path))
+    with pytest.raises(RuntimeError, match="agent 'random' on 'BabyAI-Text-GoToLocal-v0' with seed 2 failed: "):
+        run_suite(suite, tmp_path / "run", progress=False)
+    assert sorted(episodes_without_timing(tmp_path / "run")) == [
+        ("random", "BabyAI-Text-GoToLocal-v0", 0),
+        ("random", "BabyAI-Text-GoToLocal-v0", 1),
+    ]

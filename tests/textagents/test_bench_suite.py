@@ -76,6 +76,7 @@ def test_bad_kwarg_value_fails_when_the_env_is_built(tmp_path, data_dir):
             "agents[1].envs: unknown env name 'Fastsim-Text-HardMaze'",
         ),
         ("{name: random, kind: random}", "{name: ppo, kind: sb3}", "agents[0]: agent kind 'sb3' needs 'run'"),
+        ("{name: random, kind: random}", "{name: ../random, kind: random}", "agents[0].name: expected a name"),
         ("{name: random, kind: random}", "{name: llm, kind: llm-score, temperature: hot}", "expected float"),
     ],
 )

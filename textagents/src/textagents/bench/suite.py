@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,10 @@ from textenvs.core.registration import LazyEntryPoint, accepted_kwargs, load_att
 SUITE_KEYS = ("name", "description", "seeds", "max_steps", "envs", "agents")
 ENV_KEYS = ("id", "name", "kwargs", "seeds")
 AGENT_KEYS = ("name", "kind", "envs")
+
+
+#: Agent and env names become folder names (trajectories) and CSV cells.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
 class SuiteError(ValueError):
@@ -130,6 +135,13 @@ class _Checker:
             raise self.fail(where, f"expected {describe(hint)}, got {type(value).__name__} {value!r}")
         return value
 
+    def name(self, value: Any, where: str) -> str:
+        if not isinstance(value, str) or not NAME.fullmatch(value):
+            raise self.fail(
+                where, f"expected a name of letters, digits and . _ + - (not starting with one), got {value!r}"
+            )
+        return value
+
     def seeds(self, value: Any, where: str) -> tuple[int, ...]:
         if isinstance(value, dict):
             self.mapping(value, where, ("start", "count"), ("count",))
@@ -173,14 +185,14 @@ def _check_env(check: _Checker, raw: Any, index: int, default_seeds: tuple[int, 
             raise check.fail(f"{where}.kwargs.{key}", unknown_choice(f"kwarg of {env_id}", key, valid))
         check.typed(value, hints.get(key, Any), f"{where}.kwargs.{key}")
     seeds = check.seeds(raw["seeds"], f"{where}.seeds") if "seeds" in raw else default_seeds
-    name = check.typed(raw.get("name", env_id), str, f"{where}.name")
+    name = check.name(raw.get("name", env_id), f"{where}.name")
     return EnvConfig(name=name, id=env_id, kwargs=dict(kwargs), seeds=seeds)
 
 
 def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], overrides: dict[str, Any]) -> AgentConfig:
     where = f"agents[{index}]"
     raw = check.mapping(raw, where, None, ("name", "kind"))
-    name = check.typed(raw["name"], str, f"{where}.name")
+    name = check.name(raw["name"], f"{where}.name")
     kind_name = raw["kind"]
     if kind_name not in AGENT_KINDS:
         raise check.fail(f"{where}.kind", unknown_choice("agent kind", kind_name, list(AGENT_KINDS)))

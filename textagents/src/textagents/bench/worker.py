@@ -80,10 +80,16 @@ class _Recorder:
 def play_task(task: EpisodeTask, keep_trajectory: bool = False) -> dict[str, Any]:
     """Play the task's episode and return its record (with ``trajectory`` when ``keep_trajectory``)."""
     start = time.perf_counter()
-    env = _env_for(task)
-    agent = AGENT_KINDS[task.agent.kind].build(env, task.agent.options, task.seed)
-    recorder = _Recorder(agent, keep_trajectory)
-    episode = play_episode(env, recorder, seed=task.seed, max_steps=task.max_steps)
+    try:
+        env = _env_for(task)
+        agent = AGENT_KINDS[task.agent.kind].build(env, task.agent.options, task.seed)
+        recorder = _Recorder(agent, keep_trajectory)
+        episode = play_episode(env, recorder, seed=task.seed, max_steps=task.max_steps)
+    except Exception as error:
+        agent, env, seed = task.key
+        raise RuntimeError(
+            f"agent {agent!r} on {env!r} with seed {seed} failed: {type(error).__name__}: {error}"
+        ) from error
     record = {
         "agent": task.agent.name,
         "env": task.env.name,
