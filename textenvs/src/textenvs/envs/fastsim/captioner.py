@@ -6,6 +6,7 @@ y up, so "north" is up. The simulator's frame is real units (600 per side), orig
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -18,11 +19,15 @@ from textenvs.envs.fastsim.simulator import World
 #: The paper's radius (pixels) within which an object is "near", and its dead zone for directions.
 NEAR_OBJECT_PX = 30.0
 DIRECTION_DEAD_ZONE_PX = 6.0
+#: The captioner finds near objects among those listed for the robot's cell of this many pixels.
+GRID_CELL_PX = 10
 WALL_COLOUR = "black"
 FLOOR_COLOUR = "white"
 
 _COMPASS = ("east", "north-east", "north", "north-west", "west", "south-west", "south", "south-east")
 _COMPASS_SECTOR = math.pi / 4
+#: An object as the captioner keeps it: pixel x, y and its phrase for each (vertical, horizontal) side.
+_Object = tuple[float, float, dict[tuple[str, str], str]]
 
 
 def to_pixels(world: World, x: float, y: float) -> tuple[float, float]:
@@ -46,26 +51,47 @@ def near_objects(layout: Layout, px: float, py: float) -> dict[str, float]:
     near: dict[str, float] = {}
     for name, (ox, oy) in layout.objects:
         distance = math.hypot(ox - px, oy - py)
-        if distance >= NEAR_OBJECT_PX:
-            continue
-        horizontal = "west" if px < ox - DIRECTION_DEAD_ZONE_PX else "east" if px > ox + DIRECTION_DEAD_ZONE_PX else ""
-        vertical = "north" if py < oy - DIRECTION_DEAD_ZONE_PX else "south" if py > oy + DIRECTION_DEAD_ZONE_PX else ""
-        phrase = f"to the {vertical} {horizontal} of {name}" if vertical or horizontal else f"on {name}"
-        near[phrase] = distance
+        if distance < NEAR_OBJECT_PX:
+            near[object_phrase(name, *object_side(px, py, ox, oy))] = distance
     return near
+
+
+def object_side(px: float, py: float, ox: float, oy: float) -> tuple[str, str]:
+    """The robot's side of an object: (vertical, horizontal), "" inside the dead zone."""
+    horizontal = "west" if px < ox - DIRECTION_DEAD_ZONE_PX else "east" if px > ox + DIRECTION_DEAD_ZONE_PX else ""
+    vertical = "north" if py < oy - DIRECTION_DEAD_ZONE_PX else "south" if py > oy + DIRECTION_DEAD_ZONE_PX else ""
+    return vertical, horizontal
+
+
+def object_phrase(name: str, vertical: str, horizontal: str) -> str:
+    """The paper's phrase for the robot's side of an object, its double space included."""
+    return f"to the {vertical} {horizontal} of {name}" if vertical or horizontal else f"on {name}"
 
 
 def tile_colour(world: World, i: int, j: int) -> str:
     """The paper's tiling colour of pixel (i, j): walls black, tiles by 60-px squares, other floor white."""
-    if not (0 <= i < world.size and 0 <= j < world.size) or world.obstacles[j, i]:
+    size = world.size
+    if not (0 <= i < size and 0 <= j < size):
         return WALL_COLOUR
+    return tile_colours(world)[j * size + i]
+
+
+@functools.lru_cache(maxsize=8)
+def tile_colours(world: World) -> tuple[str, ...]:
+    """The colour of every map pixel, row by row (``[j * size + i]``), computed once per world."""
+    size = world.size
     tiling = world.layout.tiling
-    if tiling is None:
-        return FLOOR_COLOUR
-    ti, tj = (i - tiling.margin) // tiling.size, (j - tiling.margin) // tiling.size
-    if i >= tiling.margin and j >= tiling.margin and ti < len(tiling.colours[0]) and tj < len(tiling.colours):
-        return tiling.colours[tj][ti]
-    return FLOOR_COLOUR
+    names = [WALL_COLOUR, FLOOR_COLOUR]
+    index = np.where(world.obstacles, 0, 1)
+    if tiling is not None:
+        rows, columns = len(tiling.colours), len(tiling.colours[0])
+        tile = (np.arange(size) - tiling.margin) // tiling.size  # a pixel's tile row/column, < 0 before the margin
+        for tj in range(rows):
+            for ti in range(columns):
+                names.append(tiling.colours[tj][ti])
+                inside = (tile[:, None] == tj) & (tile[None, :] == ti)
+                index[inside & ~world.obstacles] = len(names) - 1
+    return tuple(names[k] for k in index.ravel().tolist())
 
 
 def area_info(world: World, i: int, j: int) -> list[Any]:
@@ -139,21 +165,34 @@ class Captioner:
         self._laser_phrases = tuple(
             (f"{side}: nothing within range", f"{side}: a wall at {{:.0f}}") for side in self.laser_sides
         )
+        self.tiles = tile_colours(world) if layout.tiling is not None else ()
+        # per object: its pixel position and its phrase for every side, double spaces collapsed
+        sides = [(v, h) for v in ("north", "south", "") for h in ("west", "east", "")]
+        self.objects = tuple(
+            (float(ox), float(oy), {side: " ".join(object_phrase(name, *side).split()) for side in sides})
+            for name, (ox, oy) in layout.objects
+        )
+        self.objects_by_cell = objects_by_cell(self.objects, world.size)
 
     def describe(self, pose: Sequence[float], sensors: Sequence[float], hit_wall: bool) -> str:
         """The paragraph for a robot at ``pose`` (x, y, theta) with fastsim_gym's ``sensors``. Pass plain
         floats (``array.tolist()``): NumPy scalars format several times slower."""
         x, y, theta = pose
         px, py = x * self.scale, y * self.scale
-        layout = self.layout
-        if layout.tiling is not None:
-            place = f"on a {tile_colour(self.world, int(px), int(py))} tile"
+        if self.tiles:
+            i, j, size = int(px), int(py), self.size
+            place = f"on a {self.tiles[j * size + i] if 0 <= i < size and 0 <= j < size else WALL_COLOUR} tile"
         else:
             third = self.third
             place = f"in the {_REGIONS[min(int(py // third), 2)][min(int(px // third), 2)]} of the maze"
         where = f"You are at ({px:.1f}, {self.size - py:.1f}) {place}"
-        if layout.objects:
-            objects = [" ".join(phrase.split()) for phrase in near_objects(layout, px, py)]
+        if self.objects:
+            cell = (int(px // GRID_CELL_PX), int(py // GRID_CELL_PX))
+            objects = [
+                phrases[object_side(px, py, ox, oy)]
+                for ox, oy, phrases in self.objects_by_cell.get(cell, self.objects)
+                if math.hypot(ox - px, oy - py) < NEAR_OBJECT_PX
+            ]
             if objects:
                 where += ", " + _join(objects)
         gx, gy = self.goal_x, self.goal_y
@@ -176,6 +215,21 @@ class Captioner:
         if hit_wall:
             text += " You bumped into a wall and did not move."
         return text
+
+
+def objects_by_cell(objects: tuple[_Object, ...], size: int) -> dict[tuple[int, int], tuple[_Object, ...]]:
+    """For every ``GRID_CELL_PX`` square cell of the map, the objects (in order) that may be near some
+    point of it: those within ``NEAR_OBJECT_PX`` (plus a pixel against rounding) of the cell."""
+    cells = {}
+    for ci in range(math.ceil(size / GRID_CELL_PX)):
+        for cj in range(math.ceil(size / GRID_CELL_PX)):
+            x0, y0, x1, y1 = ci * GRID_CELL_PX, cj * GRID_CELL_PX, (ci + 1) * GRID_CELL_PX, (cj + 1) * GRID_CELL_PX
+            cells[ci, cj] = tuple(
+                o
+                for o in objects
+                if math.hypot(max(x0 - o[0], 0, o[0] - x1), max(y0 - o[1], 0, o[1] - y1)) < NEAR_OBJECT_PX + 1
+            )
+    return cells
 
 
 def _region_name(row: str, column: str) -> str:

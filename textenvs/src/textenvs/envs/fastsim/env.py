@@ -104,6 +104,9 @@ class FastsimNavEnv(TextEnv):
         self.world = load_world(layout, data_dir)
         self.layout = self.world.layout
         self.robots = RobotBatch(self.world, 1)
+        # the robot's rows of the batch's arrays (updated in place by every step) and its wheel speeds
+        self._state, self._sensors, self._flags = self.robots.state[0], self.robots.sensors[0], self.robots.flags[0]
+        self._wheels = np.zeros((1, 2))
         self.captioner = Captioner(self.world)
         self.tracker = EpisodeTracker(self.world, 1, max_steps)
         self.max_steps = max_steps
@@ -120,6 +123,9 @@ class FastsimNavEnv(TextEnv):
 
     # ----------------------------------------------------------------- the world
     def decode_action(self, action: Any) -> tuple[Any | None, str]:
+        if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
+            self._wheels[0] = action  # the common case, without allocating; the same float64 values
+            return self._wheels, ""
         try:
             # shaped as RobotBatch.step takes the actions of its one robot
             wheels = np.asarray(action, dtype=np.float64).reshape(1, 2)
@@ -133,13 +139,13 @@ class FastsimNavEnv(TextEnv):
 
     def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:
         self.robots.reset(pose=reset_pose(options))
-        pose = self.robots.state[0].tolist()
+        pose = self._state.tolist()
         self.tracker.reset(0, pose[0], pose[1])
         return self._family_info(pose)
 
     def _step_world(self, command: Any) -> StepOutcome:
         self.robots.step(_STAND_STILL if command is None else command)
-        pose = self.robots.state[0].tolist()
+        pose = self._state.tolist()
         x, y = pose[0], pose[1]
         reward = self.tracker.record(0, x, y)
         truncated = self.tracker.truncated(0)
@@ -150,23 +156,22 @@ class FastsimNavEnv(TextEnv):
         return StepOutcome(reward=reward, truncated=truncated, info=info)
 
     def _position(self) -> tuple[float, float]:
-        x, y, _ = self.robots.state[0].tolist()
+        x, y, _ = self._state.tolist()
         return x, y
 
     def _family_info(self, pose: list[float]) -> dict[str, Any]:
-        flags = self.robots.flags[0].tolist()
+        flags = self._flags.tolist()
         return {"robot_pos": pose, "collision": flags[COLLISION], "hit_wall": flags[HIT_WALL]}
 
     # ----------------------------------------------------------------- views
     def native_observation(self) -> dict[str, Any]:
-        return {"sensors": self.robots.sensors[0].copy()}
+        return {"sensors": self._sensors.copy()}
 
     def mission(self) -> str:
         return self.layout.mission
 
     def describe(self) -> str:
-        robots = self.robots
-        return self.captioner.describe(robots.state[0].tolist(), robots.sensors[0].tolist(), robots.flags[0, HIT_WALL])
+        return self.captioner.describe(self._state.tolist(), self._sensors.tolist(), self._flags[HIT_WALL])
 
     def render_image(self) -> np.ndarray:
         return render_frame(self.world, self.robots.state[0], self.robots.lasers[0])

@@ -104,8 +104,8 @@ class HousekeepTextEnv(TextEnv):
         self._floor_plan: FloorPlan | None = None
         self._text_view: captioner.TextView | None = None
         self._admissible_cache: tuple[int, list[str]] | None = None
-        # canonical text of each parsed command of this episode's world (names are fixed per world)
-        self._canonical_texts: dict[Command, str] = {}
+        # the canonical text of each valid command text seen in this episode (names are fixed per world)
+        self._canonical_texts: dict[str, str] = {}
 
     # ----------------------------------------------------------------- episodes
     def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -124,13 +124,13 @@ class HousekeepTextEnv(TextEnv):
 
     # ----------------------------------------------------------------- commands
     def parse_command(self, text: str) -> str | None:
-        world = self.world
-        command = commands.parse(text, world.names, world.parsed) if world is not None else None
-        if command is None:
-            return None
-        canonical = self._canonical_texts.get(command)
+        canonical = self._canonical_texts.get(text)
         if canonical is None:
-            canonical = self._canonical_texts[command] = self._canonical(command)
+            world = self.world
+            command = commands.parse(text, world.names, world.parsed) if world is not None else None
+            if command is None:
+                return None
+            canonical = self._canonical_texts[text] = self._canonical(command)
         return canonical
 
     def _canonical(self, command: Command) -> str:

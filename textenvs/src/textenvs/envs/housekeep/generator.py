@@ -11,6 +11,7 @@ probability 0.25 the scene's cabinets and shelves are left out of the episode.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -126,9 +127,9 @@ def _softmax_order(candidate: ObjectCandidates, gumbel_noise: list[float]) -> It
     ``max`` (the first of equal keys, as the stable descending sort puts it) and the rest is sorted only
     when asked for.
     """
-    keys = [logit + noise for logit, noise in zip(candidate.misplace_logits, gumbel_noise, strict=False)]
+    keys = list(map(operator.add, candidate.misplace_logits, gumbel_noise))
     pairs = candidate.misplace_pairs
-    yield pairs[max(range(len(keys)), key=keys.__getitem__)]
+    yield pairs[keys.index(max(keys))]
     order = sorted(range(len(keys)), key=keys.__getitem__, reverse=True)
     for i in order[1:]:
         yield pairs[i]

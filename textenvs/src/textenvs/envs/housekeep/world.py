@@ -7,7 +7,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 
-from textenvs.core.spaces import PRINTABLE
+from textenvs.core.spaces import is_printable
 from textenvs.envs.housekeep.annotations import Annotations
 from textenvs.envs.housekeep.commands import (
     GO_TO,
@@ -29,7 +29,6 @@ from textenvs.envs.housekeep.scenes import Receptacle, Room, Scene
 FORWARD_STEP_M = 0.25
 TURN_STEP_RAD = math.radians(10.0)
 HELD = -1
-_PRINTABLE = frozenset(PRINTABLE)
 _LEFT_OUT = frozenset({-1})
 _TWO_PI = 2 * math.pi
 
@@ -80,6 +79,24 @@ class Layout:
     look_at_receptacle: list[str]
 
     @functools.cached_property
+    def room_order(self) -> tuple[int, ...]:
+        """Room indices in name order (how text views list rooms)."""
+        return tuple(sorted(range(len(self.rooms)), key=lambda k: self.rooms[k].name))
+
+    def correct_receptacles(self, episode_receptacles: tuple[int, ...]) -> frozenset[int]:
+        """An object's correct receptacles (indices into the episode's receptacle list) as indices here;
+        cached, as episodes repeat the same lists."""
+        correct = self._correct_cache.get(episode_receptacles)
+        if correct is None:
+            correct = frozenset(map(self.local.__getitem__, episode_receptacles)) - _LEFT_OUT
+            self._correct_cache[episode_receptacles] = correct
+        return correct
+
+    @functools.cached_property
+    def _correct_cache(self) -> dict[tuple[int, ...], frozenset[int]]:
+        return {}
+
+    @functools.cached_property
     def commands(self) -> dict[str, Command]:
         """Canonical go-to/look-at commands about rooms and receptacles, parsed."""
         table = {text: Command(GO_TO, Ref(ROOM, i)) for i, text in enumerate(self.go_to_room)}
@@ -114,9 +131,29 @@ def layout(scene: Scene, receptacle_keys: tuple[str, ...]) -> Layout:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _object_texts(key: str) -> tuple[str, str, str, str]:
+    """An object's name and its go-to, look-at and pick-up command texts, by object key."""
+    name = object_name(key)
+    return name, f"{GO_TO} {name}", f"{LOOK_AT} {name}", f"{PICK_UP} {name}"
+
+
+@functools.lru_cache(maxsize=64)
+def _object_refs(count: int) -> tuple[Ref, ...]:
+    return tuple(Ref(OBJECT, i) for i in range(count))
+
+
+@functools.lru_cache(maxsize=64)
+def _object_commands(verb: str, count: int) -> tuple[Command, ...]:
+    """``verb`` about each of ``count`` objects: the same immutable commands in every episode."""
+    return tuple(Command(verb, ref) for ref in _object_refs(count))
+
+
 def check_printable(scene: str, names: list[str]) -> None:
     """Names go into every text observation, which must stay printable: refuse corrupted data once."""
-    bad = [name for name in names if not _PRINTABLE.issuperset(name)]
+    if is_printable("".join(names)):
+        return
+    bad = [name for name in names if not is_printable(name)]
     if bad:
         raise ValueError(f"scene {scene}: names with non-printable characters {bad!r}; the data files are corrupted")
 
@@ -136,38 +173,36 @@ class World:
         self.receptacle_room = static.receptacle_room
         self.room_receptacles = static.room_receptacles
         self.object_keys = list(episode.objects)
-        self.object_names = [object_name(k) for k in episode.objects]
+        object_texts = [_object_texts(k) for k in episode.objects]
+        self.object_names = [name for name, *_ in object_texts]
         self.categories = list(episode.categories)
-        unknown = [c for c in episode.categories if c not in annotations.object_index]
-        if unknown:
+        self.category_columns = [annotations.object_index.get(c) for c in episode.categories]
+        if None in self.category_columns:
+            unknown = [c for c in episode.categories if c not in annotations.object_index]
             raise ValueError(f"unknown object categories {unknown}; valid: the 269 of housekeep/amt/objects.txt")
-        self.category_columns = [annotations.object_index[c] for c in episode.categories]
         self.location: list[int] = [local[s] for s in episode.start]
         if HELD in self.location:
             outside = [episode.receptacles[s] for s in episode.start if local[s] == HELD]
             raise ValueError(f"objects start on receptacles the robot cannot reach: {outside}")
-        self.correct: list[frozenset[int]] = [
-            frozenset(map(local.__getitem__, cs)) - _LEFT_OUT for cs in episode.correct
-        ]
+        self.correct: list[frozenset[int]] = [static.correct_receptacles(cs) for cs in episode.correct]
         self.initially_correct = [at in correct for at, correct in zip(self.location, self.correct, strict=True)]
         self.misplaced_at_start = [i for i, ok in enumerate(self.initially_correct) if not ok]
         self.correct_count = sum(self.initially_correct)  # objects on a correct receptacle now
         self.rearranged_count = 0  # initially misplaced objects on a correct receptacle now
         check_printable(scene.name, self.object_names)
         self.names = dict(static.names)
-        object_refs = [Ref(OBJECT, i) for i in range(len(self.object_names))]
-        self.names.update(zip(self.object_names, object_refs, strict=True))
+        self.names.update(zip(self.object_names, _object_refs(len(self.object_names)), strict=True))
         # Command strings, formatted once: admissible lists are built from them every step.
         self.go_to_room = static.go_to_room
         self.go_to_receptacle = static.go_to_receptacle
         self.look_at_receptacle = static.look_at_receptacle
-        self.go_to_object = [f"{GO_TO} {name}" for name in self.object_names]
-        self.look_at_object = [f"{LOOK_AT} {name}" for name in self.object_names]
-        self.pick_up_object = [f"{PICK_UP} {name}" for name in self.object_names]
+        self.go_to_object = [go_to for _, go_to, _, _ in object_texts]
+        self.look_at_object = [look_at for _, _, look_at, _ in object_texts]
+        self.pick_up_object = [pick_up for _, _, _, pick_up in object_texts]
         # Parse cache of this episode's command texts, seeded with every canonical command but placing.
         self.parsed: dict[str, Command] = dict(static.commands)
         for verb, texts in ((GO_TO, self.go_to_object), (LOOK_AT, self.look_at_object), (PICK_UP, self.pick_up_object)):
-            self.parsed.update(zip(texts, [Command(verb, target) for target in object_refs], strict=True))
+            self.parsed.update(zip(texts, _object_commands(verb, len(texts)), strict=True))
         self._go_to_commands: dict[int, tuple[int, list[str]]] = {}
         self.robots = [self._new_robot(x, z) for x, z in robot_starts]
         # Bookkeeping for rewards and metrics.
@@ -239,8 +274,9 @@ class World:
         if near is not None and near.kind == RECEPTACLE:
             rec = near.index
             result.append(self.look_at_receptacle[rec])
-            known = robot.is_known_object
-            result += [self.look_at_object[o] for o, at in enumerate(location) if at == rec and known[o]]
+            if rec in location:
+                known = robot.is_known_object
+                result += [self.look_at_object[o] for o, at in enumerate(location) if at == rec and known[o]]
         looking = robot.looking
         if looking is not None:
             if looking.kind == OBJECT and robot.holding == HELD and location[looking.index] != HELD:
