@@ -75,3 +75,30 @@ def test_hardmaze_text_uses_regions_instead_of_tiles(data_dir: Path):
     world = load_world("hardmaze", data_dir)
     text = Captioner(world).describe([60.0, 450.0, 0.785], [100.0, 100.0, 100.0, 0.0, 0.0], False)
     assert text.startswith("You are at (20.0, 50.0) in the south-west part of the maze, facing south-east.")
+
+
+def test_description_names_the_objects_the_papers_function_finds_near(household):
+    # the captioner looks objects up by map cell: it must find exactly what near_objects finds, in order,
+    # including on cell borders and just inside or outside the 30-pixel radius
+    captioner = Captioner(household)
+    rng = np.random.default_rng(0)
+    borders = [(float(i), float(j)) for i in range(0, 201, 10) for j in range(0, 201, 10)]
+    rims = [
+        (ox + 29.999 * np.cos(a), oy + 29.999 * np.sin(a))
+        for _, (ox, oy) in household.layout.objects
+        for a in (0, 1, 2, 3)
+    ]
+    points = [*rng.uniform(0, 200, size=(3000, 2)).tolist(), *borders, *rims]
+    found = 0
+    for px, py in points:
+        x, y = px / captioner.scale, py / captioner.scale
+        text = captioner.describe([x, y, 0.0], [100.0, 100.0, 100.0, 0.0, 0.0], False)
+        phrases = [
+            " ".join(p.split()) for p in near_objects(household.layout, x * captioner.scale, y * captioner.scale)
+        ]
+        listed = text.split(" tile", 1)[1].split(", facing", 1)[0]
+        assert listed == (
+            "" if not phrases else ", " + (", ".join(phrases[:-1]) + " and " if phrases[1:] else "") + phrases[-1]
+        )
+        found += bool(phrases)
+    assert found > 300
