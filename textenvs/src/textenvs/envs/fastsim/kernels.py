@@ -269,17 +269,19 @@ def wheel_speed(action, max_speed, decimals):
 
 
 @jit
-def step_robots(pixels, room, config, laser_angles, state, lasers, flags, obs, actions, rows):
+def step_robots(maps, config, values, flags, actions, rows):
     """Move the robots ``rows`` by their wheel speeds ``actions`` and update their sensors, in place.
 
-    ``pixels`` and ``room``: the world's flat pixel and free-room arrays (see ``simulator.World``);
-    ``config``: float64 (map width in pixels, fx, robot radius, laser range, sticky walls, max speed,
-    rounding decimals or -1) — packed because every argument costs time at each call from Python;
-    ``laser_angles``: float32 radians; ``state``: float32[n, 3] (x, y, theta); ``lasers``:
-    float32[n, n_lasers] (-1 = no hit); ``flags``: bool[n, 4] (left bumper, right bumper, collision since
-    reset, collided this step); ``obs``: float32[n, n_lasers + 2], fastsim_gym's observation (lasers with
-    -1 => range, clipped to [0, range], then the bumpers); ``actions``: float64[n, 2] (left, right).
+    Arguments are packed because every argument costs time at each call from Python. ``maps``: int64[2,
+    width * width], the world's flat pixels and free room (see ``simulator.World``); ``config``: float64
+    (map width in pixels, fx, robot radius, laser range, sticky walls, max speed, rounding decimals or -1,
+    then the laser angles: float32 radians); ``values``: float32[n, 3 + n_lasers + n_lasers + 2], per robot
+    its state (x, y, theta), lasers (-1 = no hit) and fastsim_gym's observation (lasers with -1 => range,
+    clipped to [0, range], then the bumpers); ``flags``: bool[n, 4] (left bumper, right bumper, collision
+    since reset, collided this step); ``actions``: float64[n, 2] (left, right).
     """
+    pixels = maps[0]
+    room = maps[1]
     width = int(config[0])
     fx = F32(config[1])
     radius = F32(config[2])
@@ -287,12 +289,13 @@ def step_robots(pixels, room, config, laser_angles, state, lasers, flags, obs, a
     sticky_walls = config[4] != 0.0
     max_speed = config[5]
     decimals = int(config[6])
+    n_lasers = config.shape[0] - 7
     wheels_dist = F32(radius * F32(2.0))
-    n_lasers = laser_angles.shape[0]
+    obs = 3 + n_lasers  # the column of the observation's first value
     for r in rows:
-        x = state[r, 0]
-        y = state[r, 1]
-        theta = state[r, 2]
+        x = values[r, 0]
+        y = values[r, 1]
+        theta = values[r, 2]
         d_left = wheel_speed(actions[r, 0], max_speed, decimals)
         d_right = wheel_speed(actions[r, 1], max_speed, decimals)
         new_x, new_y, new_theta = move_pose(x, y, theta, d_left, d_right, wheels_dist)
@@ -303,15 +306,16 @@ def step_robots(pixels, room, config, laser_angles, state, lasers, flags, obs, a
             if sticky_walls:
                 new_theta = theta
             flags[r, 2] = True
-        state[r, 0] = new_x
-        state[r, 1] = new_y
-        state[r, 2] = new_theta
+        values[r, 0] = new_x
+        values[r, 1] = new_y
+        values[r, 2] = new_theta
         flags[r, 0] = left
         flags[r, 1] = right
         flags[r, 3] = collided
         for k in range(n_lasers):
-            distance = laser_distance(pixels, room, width, fx, new_x, new_y, new_theta, laser_angles[k], laser_range)
-            lasers[r, k] = distance
-            obs[r, k] = laser_range if distance < 0 else min(distance, laser_range)
-        obs[r, n_lasers] = F32(1.0) if left else F32(0.0)
-        obs[r, n_lasers + 1] = F32(1.0) if right else F32(0.0)
+            angle = F32(config[7 + k])
+            distance = laser_distance(pixels, room, width, fx, new_x, new_y, new_theta, angle, laser_range)
+            values[r, 3 + k] = distance
+            values[r, obs + k] = laser_range if distance < 0 else min(distance, laser_range)
+        values[r, obs + n_lasers] = F32(1.0) if left else F32(0.0)
+        values[r, obs + n_lasers + 1] = F32(1.0) if right else F32(0.0)

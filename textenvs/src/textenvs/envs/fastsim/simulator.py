@@ -27,6 +27,7 @@ class World:
     pixels: np.ndarray  # uint8[size * size], libfastsim's view (see pbm.physics_pixels)
     room: np.ndarray  # int64[size * size], Chebyshev distance to the nearest obstacle or the outside
     fx: np.float32  # pixels per real unit
+    maps: np.ndarray  # int64[2, size * size]: pixels and room stacked, passed to the kernel as one argument
 
     @property
     def size(self) -> int:
@@ -53,10 +54,11 @@ def _load_world(layout: Layout, path: Path) -> World:
     obstacles = load_pbm(path)
     pixels = physics_pixels(obstacles)
     room = free_room(pixels.reshape(obstacles.shape)).ravel()
-    for array in (obstacles, pixels, room):
+    maps = np.stack([pixels, room]).astype(np.int64)
+    for array in (obstacles, pixels, room, maps):
         array.setflags(write=False)
     fx = np.float32(obstacles.shape[1]) / np.float32(layout.real_size)
-    return World(layout, obstacles, pixels, room, fx)
+    return World(layout, obstacles, pixels, room, fx, maps)
 
 
 def free_room(blocked: np.ndarray) -> np.ndarray:
@@ -81,6 +83,8 @@ class RobotBatch:
     bumper, right bumper, libfastsim's collision flag — set by any collision since reset —, and whether
     this step's move was refused by a wall) and ``sensors`` float32[n, n_lasers + 2] (fastsim_gym's
     observation: lasers with -1 => range, clipped to [0, range], then the left and right bumpers).
+    ``state``, ``lasers`` and ``sensors`` are column ranges of one array (not contiguous for n > 1), so
+    that the kernel takes them as one argument: each argument costs time at every call from Python.
     """
 
     def __init__(self, world: World, n: int):
@@ -90,13 +94,13 @@ class RobotBatch:
         n_lasers = len(layout.laser_angles_deg)
         self.world = world
         self.n = n
-        self.state = np.zeros((n, 3), np.float32)
-        self.lasers = np.zeros((n, n_lasers), np.float32)
+        self._values = np.zeros((n, 3 + n_lasers + n_lasers + 2), np.float32)
+        self.state = self._values[:, :3]
+        self.lasers = self._values[:, 3 : 3 + n_lasers]
+        self.sensors = self._values[:, 3 + n_lasers :]
         self.flags = np.zeros((n, 4), bool)
-        self.sensors = np.zeros((n, n_lasers + 2), np.float32)
         self._all = np.arange(n)
         self._still = np.zeros((n, 2))
-        self._laser_angles = world.laser_angles.astype(np.float32)
         decimals = -1 if layout.action_decimals is None else layout.action_decimals
         self._config = np.array(
             [
@@ -107,6 +111,7 @@ class RobotBatch:
                 layout.sticky_walls,
                 layout.max_speed,
                 decimals,
+                *world.laser_angles.astype(np.float32),  # float32 values, exact in float64
             ],
             np.float64,
         )
@@ -128,16 +133,4 @@ class RobotBatch:
         self._run(actions, self._all if mask is None else np.flatnonzero(mask))
 
     def _run(self, actions: np.ndarray, rows: np.ndarray) -> None:
-        world = self.world
-        kernels.step_robots(
-            world.pixels,
-            world.room,
-            self._config,
-            self._laser_angles,
-            self.state,
-            self.lasers,
-            self.flags,
-            self.sensors,
-            actions,
-            rows,
-        )
+        kernels.step_robots(self.world.maps, self._config, self._values, self.flags, actions, rows)
