@@ -29,6 +29,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     """Write ``path`` through a temporary file and a rename: readers see the old file or the new one."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide results from the rest of a team
         with os.fdopen(fd, "w") as f:
             f.write(text)
             f.flush()
