@@ -153,6 +153,8 @@ class Captioner:
         self.scale = world.size / layout.real_size
         self.size = world.size
         self.third = world.size / 3
+        self.two_thirds = 2 * self.third  # exact: ``v // third >= 2`` exactly when ``v >= 2 * third``
+        self.places = tuple(tuple(f"in the {region} of the maze" for region in row) for row in _REGIONS)
         self.goal_x, self.goal_y = layout.goal
         self.goal_radius = layout.goal_diameter / 2
         self.laser_range = layout.laser_range
@@ -161,10 +163,8 @@ class Captioner:
             "ahead" if angle == 0 else f"{abs(angle):.0f} degrees to the {'right' if angle > 0 else 'left'}"
             for angle in layout.laser_angles_deg
         )
-        # per laser: the phrase without a hit, and the format of a hit (filled with the distance)
-        self._laser_phrases = tuple(
-            (f"{side}: nothing within range", f"{side}: a wall at {{:.0f}}") for side in self.laser_sides
-        )
+        # per laser: its side and the phrase without a hit
+        self._laser_phrases = tuple((side, f"{side}: nothing within range") for side in self.laser_sides)
         self.tiles = tile_colours(world) if layout.tiling is not None else ()
         # per object: its pixel position and its phrase for every side, double spaces collapsed
         sides = [(v, h) for v in ("north", "south", "") for h in ("west", "east", "")]
@@ -183,8 +183,11 @@ class Captioner:
             i, j, size = int(px), int(py), self.size
             place = f"on a {self.tiles[j * size + i] if 0 <= i < size and 0 <= j < size else WALL_COLOUR} tile"
         else:
-            third = self.third
-            place = f"in the {_REGIONS[min(int(py // third), 2)][min(int(px // third), 2)]} of the maze"
+            # the region's row and column: min(int(v // third), 2), by comparisons for v >= 0
+            third, two_thirds = self.third, self.two_thirds
+            row = min(int(py // third), 2) if py < 0 else 0 if py < third else 1 if py < two_thirds else 2
+            column = min(int(px // third), 2) if px < 0 else 0 if px < third else 1 if px < two_thirds else 2
+            place = self.places[row][column]
         where = f"You are at ({px:.1f}, {self.size - py:.1f}) {place}"
         if self.objects:
             cell = (int(px // GRID_CELL_PX), int(py // GRID_CELL_PX))
@@ -199,8 +202,8 @@ class Captioner:
         goal_distance = math.hypot(gx - x, gy - y)
         laser_range = self.laser_range
         lasers = [
-            no_hit if reading >= laser_range else hit.format(reading)
-            for (no_hit, hit), reading in zip(self._laser_phrases, sensors, strict=False)
+            no_hit if reading >= laser_range else f"{side}: a wall at {reading:.0f}"
+            for (side, no_hit), reading in zip(self._laser_phrases, sensors, strict=False)
         ]
         goal = (
             f"The goal is {goal_distance:.0f} units away to the {compass(gx - x, y - gy)}."
