@@ -56,3 +56,12 @@ def test_cli_gives_a_notice_for_the_llm_agents_it_skips(tmp_path, data_dir, caps
     captured = capsys.readouterr()
     assert "notice: skipping agent 'scorer': no model configured: pass --model PATH" in captured.err
     assert captured.out.splitlines() == ["random\tBabyAI-Text-GoToLocal-v0\t0", "random\tBabyAI-Text-GoToLocal-v0\t1"]
+
+
+def test_resuming_with_another_model_is_refused(tmp_path, tiny_models, data_dir):
+    path = write_suite(tmp_path, LLM_SUITE.replace("seeds: [0, 1]", "seeds: [0]"))
+    run_suite(load_suite(path, llm_overrides={"model": str(tiny_models.causal)}), tmp_path / "run", progress=False)
+    other = load_suite(path, llm_overrides={"model": str(tiny_models.seq2seq)})
+    with pytest.raises(ValueError, match="agents were configured otherwise \\(scorer, writer"):
+        run_suite(other, tmp_path / "run", progress=False)
+    assert len(episodes_without_timing(tmp_path / "run")) == 2

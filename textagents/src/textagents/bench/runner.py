@@ -17,7 +17,7 @@ from typing import Any
 from tqdm import tqdm
 
 from textagents.bench.metadata import run_metadata
-from textagents.bench.store import EPISODES_FILE, RUN_FILE, EpisodeLog, write_json_atomic
+from textagents.bench.store import EPISODES_FILE, RUN_FILE, EpisodeLog, to_json, write_json_atomic
 from textagents.bench.suite import EpisodeTask, Suite
 from textagents.bench.worker import play_task
 
@@ -88,7 +88,8 @@ def _ray(
             ray.shutdown()
 
 
-def _check_resumable(out: Path, suite: Suite) -> dict[str, Any] | None:
+def _previous_run(out: Path, suite: Suite) -> dict[str, Any] | None:
+    """The run.json of a run in ``out`` that this suite may resume (None when there is none)."""
     run_file = out / RUN_FILE
     if not run_file.is_file():
         if (out / EPISODES_FILE).exists():
@@ -101,6 +102,17 @@ def _check_resumable(out: Path, suite: Suite) -> dict[str, Any] | None:
             f"{previous.get('suite', {}).get('sha256')} there, {suite.sha256} now); choose another --out"
         )
     return previous
+
+
+def _check_same_agents(out: Path, previous: dict[str, Any], metadata: dict[str, Any]) -> None:
+    """Refuse to mix episodes of differently configured agents (another --model, say) in one run."""
+    now = json.loads(json.dumps(metadata["agents"], default=to_json))
+    if previous.get("agents") != now:
+        changed = [a["name"] for a in now if a not in previous.get("agents", [])]
+        raise ValueError(
+            f"{out} holds a run whose agents were configured otherwise ({', '.join(changed) or 'agents removed'}: "
+            f"see its {RUN_FILE}); resume with the same options (--model, --base-url) or choose another --out"
+        )
 
 
 def _write_trajectory(out: Path, record: dict[str, Any]) -> None:
@@ -129,8 +141,10 @@ def run_suite(
         raise ValueError(f"workers must be >= 1, got {workers}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    previous = _check_resumable(out, suite)
+    previous = _previous_run(out, suite)
     metadata = run_metadata(suite, backend=backend, workers=workers, address=address, previous=previous)
+    if previous is not None:
+        _check_same_agents(out, previous, metadata)
     write_json_atomic(out / RUN_FILE, metadata)
 
     tasks = suite.tasks()

@@ -193,7 +193,7 @@ def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], ov
     where = f"agents[{index}]"
     raw = check.mapping(raw, where, None, ("name", "kind"))
     name = check.name(raw["name"], f"{where}.name")
-    kind_name = raw["kind"]
+    kind_name = check.typed(raw["kind"], str, f"{where}.kind")
     if kind_name not in AGENT_KINDS:
         raise check.fail(f"{where}.kind", unknown_choice("agent kind", kind_name, list(AGENT_KINDS)))
     kind = AGENT_KINDS[kind_name]
@@ -241,6 +241,8 @@ def load_suite(path: str | Path, llm_overrides: dict[str, Any] | None = None) ->
     raw = check.mapping(raw, "", SUITE_KEYS, ("envs", "agents"))
     seeds = check.seeds(raw.get("seeds", {"count": 10}), "seeds")
     max_steps = check.typed(raw.get("max_steps", 100_000), int, "max_steps")
+    if max_steps < 1:
+        raise check.fail("max_steps", f"must be >= 1, got {max_steps}")
     if not isinstance(raw["envs"], list) or not raw["envs"]:
         raise check.fail("envs", "expected a non-empty list of envs")
     if not isinstance(raw["agents"], list) or not raw["agents"]:
@@ -254,7 +256,10 @@ def load_suite(path: str | Path, llm_overrides: dict[str, Any] | None = None) ->
     runnable, skipped = [], []
     for agent in agents:
         reason = AGENT_KINDS[agent.kind].unconfigured(agent.options)
-        (skipped.append((agent.name, reason)) if reason else runnable.append(agent))
+        if reason:
+            skipped.append((agent.name, reason))
+        else:
+            runnable.append(agent)
     if not runnable:
         raise SuiteError(f"{path}: no agent can run here: " + "; ".join(f"{n}: {r}" for n, r in skipped))
     _build_envs_once(check, envs, runnable)
