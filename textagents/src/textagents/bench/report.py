@@ -223,7 +223,7 @@ def learning_curves(run: dict[str, Any]) -> dict[str, list[dict[str, float]]]:
     """The learning curves (``learning_curve.json``) of the run's trained agents that have one."""
     curves = {}
     for agent in run["agents"]:
-        run_dir = agent["options"].get("run") if isinstance(agent["options"], dict) else None
+        run_dir = agent["options"].get("run")
         path = Path(run_dir) / "learning_curve.json" if run_dir else None
         if path is not None and path.is_file():
             curves[agent["name"]] = json.loads(path.read_text())
