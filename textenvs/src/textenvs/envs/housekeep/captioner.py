@@ -35,7 +35,7 @@ class TextView:
 
     def __init__(self, world: World, robot_id: int, style: str):
         self.world, self.robot_id, self.style = world, robot_id, style
-        self.order = sorted(range(len(world.rooms)), key=lambda k: world.rooms[k].name)
+        self.order = world.room_order
         self.lines: dict[int, tuple[int, str]] = {}
         self.text: tuple[int, str] | None = None
 
@@ -66,7 +66,7 @@ def _room_line(world: World, robot_id: int, room: int) -> str:
         location = world.location[obj]
         if location != HELD and in_room[location] == room:
             objects.append((world.object_names[obj], world.receptacles[location].name))
-    return format_room(RoomView(world.rooms[room].name, receptacles, objects))
+    return _format_room(world.rooms[room].name, receptacles, objects)
 
 
 def _holding(world: World, robot_id: int) -> str:
@@ -75,8 +75,7 @@ def _holding(world: World, robot_id: int) -> str:
 
 
 def _llm_personalize(world: World, robot_id: int) -> str:
-    order = sorted(range(len(world.rooms)), key=lambda k: world.rooms[k].name)
-    lines = " \n".join(_room_line(world, robot_id, room) for room in order)
+    lines = " \n".join(_room_line(world, robot_id, room) for room in world.room_order)
     return f"You are holding {_holding(world, robot_id)}.\n" + lines
 
 
@@ -95,12 +94,16 @@ def format_context(holding: str, rooms: list[RoomView]) -> str:
 
 
 def format_room(room: RoomView) -> str:
-    if room.receptacles:
-        line = f"In {room.name}, found receptacles: {', '.join(room.receptacles)}."
+    return _format_room(room.name, room.receptacles, room.objects)
+
+
+def _format_room(name: str, receptacles: list[str], objects: list[tuple[str, str]]) -> str:
+    if receptacles:
+        line = f"In {name}, found receptacles: {', '.join(receptacles)}."
     else:
-        line = f"In {room.name}, no receptacles found yet."
-    if room.objects:
-        line += " " + ". ".join(f"Object {obj} found on {rec}" for obj, rec in room.objects)
+        line = f"In {name}, no receptacles found yet."
+    if objects:
+        line += " " + ". ".join(f"Object {obj} found on {rec}" for obj, rec in objects)
     return line
 
 

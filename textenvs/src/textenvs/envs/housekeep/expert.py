@@ -38,7 +38,7 @@ def next_misplaced(world: World, robot: Robot) -> tuple[int, int] | None:
 
 
 def _unvisited_rooms(world: World, robot: Robot) -> list[int]:
-    return [k for k in sorted(range(len(world.rooms)), key=lambda k: world.rooms[k].name) if not robot.visited[k]]
+    return [k for k in world.room_order if not robot.visited[k]]
 
 
 def next_command(world: World, robot_id: int = 0) -> str:

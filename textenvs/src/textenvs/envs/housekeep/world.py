@@ -172,6 +172,7 @@ class World:
         self.rooms = static.rooms
         self.receptacle_room = static.receptacle_room
         self.room_receptacles = static.room_receptacles
+        self.room_order = static.room_order
         self.object_keys = list(episode.objects)
         object_texts = [_object_texts(k) for k in episode.objects]
         self.object_names = [name for name, *_ in object_texts]
