@@ -153,7 +153,7 @@ class FastsimNavEnv(TextEnv):
         if truncated:
             info["bd"] = [x, y]
             info["trajectory_annotation"] = self.tracker.annotation(0)
-        return StepOutcome(reward=reward, truncated=truncated, info=info)
+        return StepOutcome(reward, False, truncated, "", info)
 
     def _position(self) -> tuple[float, float]:
         x, y, _ = self._state.tolist()

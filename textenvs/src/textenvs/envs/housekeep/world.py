@@ -79,6 +79,10 @@ class Layout:
     look_at_receptacle: list[str]
 
     @functools.cached_property
+    def receptacle_refs(self) -> tuple[Ref, ...]:
+        return tuple(Ref(RECEPTACLE, i) for i in range(len(self.receptacles)))
+
+    @functools.cached_property
     def room_order(self) -> tuple[int, ...]:
         """Room indices in name order (how text views list rooms)."""
         return tuple(sorted(range(len(self.rooms)), key=lambda k: self.rooms[k].name))
@@ -173,6 +177,7 @@ class World:
         self.receptacle_room = static.receptacle_room
         self.room_receptacles = static.room_receptacles
         self.room_order = static.room_order
+        self.receptacle_refs = static.receptacle_refs
         self.object_keys = list(episode.objects)
         object_texts = [_object_texts(k) for k in episode.objects]
         self.object_names = [name for name, *_ in object_texts]
@@ -387,7 +392,7 @@ class World:
             self.visit_room(robot, target.index)
         else:
             receptacle = target.index if target.kind == RECEPTACLE else self.location[target.index]
-            robot.near = Ref(RECEPTACLE, receptacle)
+            robot.near = self.receptacle_refs[receptacle]
             self.discover_receptacle(robot, receptacle)
         return ActionResult(GO_TO, True, steps, f"You went to {self.name(target)}.")
 
