@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,8 +70,17 @@ class HousekeepConfig:
         return most_places + 2 * max(OBJECT_COUNTS) + 4
 
     def choose_episode(self, rng: np.random.Generator, options: dict[str, Any]) -> Episode:
-        names = tuple(s.name for s in self.scenes)
-        return choose_episode(names, self.episode_source, self.split, self.objects_split, rng, options, self.data_dir)
+        return choose_episode(
+            self.scene_names, self.episode_source, self.split, self.objects_split, rng, options, self.data_dir
+        )
 
     def scene(self, name: str) -> Scene:
-        return next(s for s in self.scenes if s.name == name)
+        return self.scene_by_name[name]
+
+    @functools.cached_property
+    def scene_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.scenes)
+
+    @functools.cached_property
+    def scene_by_name(self) -> dict[str, Scene]:
+        return {s.name: s for s in self.scenes}

@@ -169,8 +169,12 @@ class HousekeepTextEnv(TextEnv):
     def _outcome(self, reward: float, terminated: bool, feedback: str, succeeded: bool = False) -> StepOutcome:
         world = self.world
         truncated = not terminated and (world.steps >= self.max_steps or world.commands >= self.max_commands)
-        info = {"scene": world.scene.name, "steps": world.steps, "commands": world.commands}
-        info["action_succeeded"] = succeeded
+        info = {
+            "scene": world.scene.name,
+            "steps": world.steps,
+            "commands": world.commands,
+            "action_succeeded": succeeded,
+        }
         return StepOutcome(reward, terminated, truncated, feedback, info)
 
     # ----------------------------------------------------------------- views
