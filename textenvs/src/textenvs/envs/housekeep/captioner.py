@@ -10,6 +10,7 @@ dumbbell.``
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from textenvs.envs.housekeep.scenes import Scene
@@ -36,7 +37,8 @@ class TextView:
     def __init__(self, world: World, robot_id: int, style: str):
         self.world, self.robot_id, self.style = world, robot_id, style
         self.order = world.room_order
-        self.lines: dict[int, tuple[int, str]] = {}
+        # every room's line as of room_version 0: nothing found there yet (all of a new world)
+        self.lines: dict[int, tuple[int, str]] = dict(enumerate(_unexplored_lines(world.scene)))
         self.text: tuple[int, str] | None = None
 
     def describe(self) -> str:
@@ -67,6 +69,11 @@ def _room_line(world: World, robot_id: int, room: int) -> str:
         if location != HELD and in_room[location] == room:
             objects.append((world.object_names[obj], world.receptacles[location].name))
     return _format_room(world.rooms[room].name, receptacles, objects)
+
+
+@functools.lru_cache(maxsize=32)
+def _unexplored_lines(scene: Scene) -> tuple[tuple[int, str], ...]:
+    return tuple((0, _format_room(room.name, [], [])) for room in scene.rooms)
 
 
 def _holding(world: World, robot_id: int) -> str:
