@@ -350,7 +350,7 @@ class World:
         heading = math.atan2(dz, dx)
         turn = abs((heading - robot.heading + math.pi) % _TWO_PI - math.pi)
         steps = math.ceil(turn / TURN_STEP_RAD - 1e-9) + math.ceil(distance / FORWARD_STEP_M - 1e-9)
-        return max(1, steps), heading
+        return (steps if steps > 1 else 1), heading
 
     def execute(self, robot_id: int, command: Command) -> ActionResult:
         robot = self.robots[robot_id]
@@ -384,7 +384,7 @@ class World:
             holder = self.holder(target.index)
             who = "you are" if self.robots[holder] is robot else f"robot {holder} is"
             return ActionResult(GO_TO, False, 1, f"You cannot go to {self.name(target)}: {who} holding it.")
-        steps, robot.heading = self.travel(robot, *position)
+        steps, robot.heading = self.travel(robot, position[0], position[1])
         robot.x, robot.z = position
         robot.looking = None
         if target.kind == ROOM:
