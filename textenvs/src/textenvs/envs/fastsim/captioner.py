@@ -210,14 +210,30 @@ class Captioner:
             if goal_distance > self.goal_radius
             else "You are on the goal."
         )
-        text = f"{where}, facing {compass(math.cos(theta), -math.sin(theta))}. {goal} Lasers: {'; '.join(lasers)}."
-        left, right = sensors[-2] > 0, sensors[-1] > 0
-        if left or right:
-            pressed = "left and right bumpers are" if left and right else f"{'left' if left else 'right'} bumper is"
-            text += f" Your {pressed} pressed."
-        if hit_wall:
-            text += " You bumped into a wall and did not move."
-        return text
+        ending = _ENDINGS[sensors[-2] > 0, sensors[-1] > 0, bool(hit_wall)]
+        return (
+            f"{where}, facing {compass(math.cos(theta), -math.sin(theta))}. {goal} Lasers: {'; '.join(lasers)}.{ending}"
+        )
+
+
+def _ending(left: bool, right: bool, hit_wall: bool) -> str:
+    """The description's last sentences: pressed bumpers, then a refused move."""
+    text = ""
+    if left or right:
+        pressed = "left and right bumpers are" if left and right else f"{'left' if left else 'right'} bumper is"
+        text += f" Your {pressed} pressed."
+    if hit_wall:
+        text += " You bumped into a wall and did not move."
+    return text
+
+
+#: ``_ENDINGS[left bumper, right bumper, hit wall]``
+_ENDINGS = {
+    (left, right, hit): _ending(left, right, hit)
+    for left in (False, True)
+    for right in (False, True)
+    for hit in (False, True)
+}
 
 
 def objects_by_cell(objects: tuple[_Object, ...], size: int) -> dict[tuple[int, int], tuple[_Object, ...]]:
