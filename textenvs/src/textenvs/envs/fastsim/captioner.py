@@ -94,6 +94,17 @@ def tile_colours(world: World) -> tuple[str, ...]:
     return tuple(names[k] for k in index.ravel().tolist())
 
 
+@functools.lru_cache(maxsize=8)
+def tile_places(world: World) -> tuple[str, ...]:
+    """``"on a <colour> tile"`` for every map pixel, row by row, as the captioner says where it is."""
+    colours = tile_colours(world)
+    places = {colour: f"on a {colour} tile" for colour in set(colours)}
+    return tuple(places[colour] for colour in colours)
+
+
+_WALL_PLACE = f"on a {WALL_COLOUR} tile"
+
+
 def area_info(world: World, i: int, j: int) -> list[Any]:
     """The paper's ``get_area_info``: ``[colour, {side: [next colour, pixel index where it starts]}]``
     for the sides right, left, down and up (image directions)."""
@@ -165,7 +176,7 @@ class Captioner:
         )
         # per laser: its side and the phrase without a hit
         self._laser_phrases = tuple((side, f"{side}: nothing within range") for side in self.laser_sides)
-        self.tiles = tile_colours(world) if layout.tiling is not None else ()
+        self.tile_places = tile_places(world) if layout.tiling is not None else ()
         # per object: its pixel position and its phrase for every side, double spaces collapsed
         sides = [(v, h) for v in ("north", "south", "") for h in ("west", "east", "")]
         self.objects = tuple(
@@ -179,16 +190,16 @@ class Captioner:
         floats (``array.tolist()``): NumPy scalars format several times slower."""
         x, y, theta = pose
         px, py = x * self.scale, y * self.scale
-        if self.tiles:
+        if self.tile_places:
             i, j, size = int(px), int(py), self.size
-            place = f"on a {self.tiles[j * size + i] if 0 <= i < size and 0 <= j < size else WALL_COLOUR} tile"
+            place = self.tile_places[j * size + i] if 0 <= i < size and 0 <= j < size else _WALL_PLACE
         else:
             # the region's row and column: min(int(v // third), 2), by comparisons for v >= 0
             third, two_thirds = self.third, self.two_thirds
             row = min(int(py // third), 2) if py < 0 else 0 if py < third else 1 if py < two_thirds else 2
             column = min(int(px // third), 2) if px < 0 else 0 if px < third else 1 if px < two_thirds else 2
             place = self.places[row][column]
-        where = f"You are at ({px:.1f}, {self.size - py:.1f}) {place}"
+        near = ""
         if self.objects:
             cell = (int(px // GRID_CELL_PX), int(py // GRID_CELL_PX))
             objects = [
@@ -197,7 +208,7 @@ class Captioner:
                 if math.hypot(ox - px, oy - py) < NEAR_OBJECT_PX
             ]
             if objects:
-                where += ", " + _join(objects)
+                near = ", " + _join(objects)
         gx, gy = self.goal_x, self.goal_y
         goal_distance = math.hypot(gx - x, gy - y)
         laser_range = self.laser_range
@@ -212,7 +223,8 @@ class Captioner:
         )
         ending = _ENDINGS[sensors[-2] > 0, sensors[-1] > 0, bool(hit_wall)]
         return (
-            f"{where}, facing {compass(math.cos(theta), -math.sin(theta))}. {goal} Lasers: {'; '.join(lasers)}.{ending}"
+            f"You are at ({px:.1f}, {self.size - py:.1f}) {place}{near}, "
+            f"facing {compass(math.cos(theta), -math.sin(theta))}. {goal} Lasers: {'; '.join(lasers)}.{ending}"
         )
 
 
