@@ -102,6 +102,7 @@ def test_cli_refuses_a_malformed_suite_before_any_episode(tmp_path, capsys):
 def test_llm_suite_skips_llm_agents_with_a_notice_when_no_model_is_given(data_dir):
     suite = load_suite(REPO / "benchmarks" / "suites" / "llm.yaml")
     skipped = dict(suite.skipped)
+    assert sorted(skipped) == ["llm-generate", "llm-plan", "llm-score"]
     for reason in skipped.values():
         assert "no model configured: pass --model PATH" in reason and "--base-url URL" in reason
     assert {a.kind for a in suite.agents} <= {"random", "expert"}

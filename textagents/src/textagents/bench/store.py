@@ -48,6 +48,25 @@ def episode_key(record: dict[str, Any]) -> tuple[str, str, int]:
     return (record["agent"], record["env"], int(record["seed"]))
 
 
+def parse_episodes(path: Path, data: bytes) -> tuple[dict[tuple[str, str, int], dict[str, Any]], int, int]:
+    """The records of ``data`` (the bytes of ``path``) by key, the first of each; how many lines repeated a
+    key; and the length of the complete lines (a last line cut short by a kill is not a record)."""
+    complete = data.rfind(b"\n") + 1
+    records: dict[tuple[str, str, int], dict[str, Any]] = {}
+    duplicates = 0
+    for number, line in enumerate(data[:complete].splitlines(), 1):
+        try:
+            record = json.loads(line)
+            key = episode_key(record)
+        except (ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"{path}:{number}: not an episode record ({error}): {line[:200]!r}") from error
+        if key in records:
+            duplicates += 1
+        else:
+            records[key] = record
+    return records, duplicates, complete
+
+
 class EpisodeLog:
     """The episodes of a run, one JSON object per line, each written with one ``write`` then flushed and
     fsynced, so that a run killed at any moment keeps every episode it finished.
@@ -65,20 +84,10 @@ class EpisodeLog:
 
     def _load(self) -> None:
         data = self.path.read_bytes()
-        complete = data.rfind(b"\n") + 1
+        self.records, self.duplicates, complete = parse_episodes(self.path, data)
         if complete < len(data):
             with open(self.path, "r+b") as f:
                 f.truncate(complete)
-        for number, line in enumerate(data[:complete].splitlines(), 1):
-            try:
-                record = json.loads(line)
-                key = episode_key(record)
-            except (ValueError, KeyError, TypeError) as error:
-                raise ValueError(f"{self.path}:{number}: not an episode record ({error}): {line[:200]!r}") from error
-            if key in self.records:
-                self.duplicates += 1
-            else:
-                self.records[key] = record
 
     def __contains__(self, key: tuple[str, str, int]) -> bool:
         return key in self.records
@@ -111,8 +120,5 @@ def read_episodes(run_dir: Path) -> list[dict[str, Any]]:
     path = run_dir / EPISODES_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{run_dir} holds no {EPISODES_FILE}: run `textagents bench run SUITE --out {run_dir}`")
-    records: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for line in path.read_bytes().split(b"\n")[:-1]:
-        record = json.loads(line)
-        records.setdefault(episode_key(record), record)
+    records, _, _ = parse_episodes(path, path.read_bytes())
     return list(records.values())
