@@ -89,15 +89,16 @@ def test_hand_computed_scenario(env):
     step("go to bedroom 0")
     step("go to bedroom 0 shelf 13")
     assert step("look at bedroom 0 shelf 13")[0] == -0.01
-    # now correct, and so is everything with the hand empty: the success bonus, once
+    # now correct, and so is everything with the hand empty: the success bonus, on every step while it holds
     assert step("place hair dryer 1 on bedroom 0 shelf 13")[0] == 2.49 + 2.5
-    assert step("look at plate 1")[0] == -0.01  # on the shelf the robot stands at
+    assert step("look at plate 1")[0] == -0.01 + 2.5  # on the shelf the robot stands at
     assert step("pick up plate 1")[0] == -2.51  # it was correct already
     step("go to bedroom 0 carpet 12")
     step("look at bedroom 0 carpet 12")
     assert step("place plate 1 on bedroom 0 carpet 12")[0] == -2.51  # incorrect
-    reward, info, _, _ = step("pick up plate 1")  # not looked at: a failed pick
-    assert reward == -0.21 and "look at it first" in info["feedback"]
+    reward, info, _, _ = step("pick up plate 1")  # not looked at: a failed pick, unpenalised as in Housekeep
+    assert reward == -0.01 and "look at it first" in info["feedback"]
+    assert info["reward_terms"]["failed_pick_place"] == 0.0
     reward, info, terminated, _ = step("mission complete")
     assert terminated
     metrics = info["episode_metrics"]
@@ -110,7 +111,12 @@ def test_hand_computed_scenario(env):
     # hair dryer rearranged with 1 pick + 1 place -> 2/2; two objects touched
     assert metrics["pick_place_efficiency"] == pytest.approx(0.5)
     assert metrics["misplaced_objects_found"] == 1.0
-    assert metrics["map_coverage"] == pytest.approx(2 / 3)
+    assert metrics["rooms_visited_fraction"] == pytest.approx(2 / 3)
+    rooms = {room.name: room.area for room in env.world.rooms}
+    assert metrics["map_coverage"] == pytest.approx(rooms["bathroom 0"] + rooms["bedroom 0"])
+    # picks: hair dryer, plate, failed plate; places: 2 -> 4 of 5; look-ats: 3 of 3
+    assert metrics["success_pick_place"] == pytest.approx(4 / 5)
+    assert metrics["success_look_at"] == 1.0
     assert metrics["success_rate"] == 0.0  # 1 correct at the start, 1 at the end, 1 misplaced
     assert metrics["commands"] == 17
     assert metrics["steps"] == env.world.steps

@@ -14,8 +14,8 @@ from textenvs.envs.housekeep.episodes import Episode
 from textenvs.envs.housekeep.expert import HousekeepExpert
 from textenvs.envs.housekeep.metrics import episode_metrics
 from textenvs.envs.housekeep.renderer import IMAGE_SIZE, FloorPlan
-from textenvs.envs.housekeep.reward import STEP_PENALTY, command_reward, success_bonus
-from textenvs.envs.housekeep.world import World
+from textenvs.envs.housekeep.reward import RewardRule, is_tidy
+from textenvs.envs.housekeep.world import ActionResult, World
 
 MAX_LOW_LEVEL_STEPS = 1000
 MAX_COMMANDS = 150
@@ -45,27 +45,34 @@ class HousekeepTextEnv(TextEnv):
     lists); ``image`` a top-down floor plan.
 
     ## Rewards
-    Housekeep's RL reward: -0.01 per low-level step; +2.5 the first pick of an object that is not on a
-    correct receptacle, -2.5 for picking one that is; +2.5 for placing an initially misplaced object
-    correctly after its first pick, -2.5 for placing anywhere incorrect; -0.2 for a failed pick or place;
-    +2.5 once when every object is correct and the hand is empty.
+    ``reward_style="housekeep"`` (default): Housekeep's ``get_reward`` as its code pays it — -0.01 per
+    low-level step; -2.5 for every pick of an object that sits on a correct receptacle, +2.5 for the first pick
+    of any other object (0 later); +2.5 for a place that makes an object correct, -2.5 for any other place;
+    +2.5 per low-level step while every object is correct and the hand is empty (the episode goes on until
+    ``mission complete``); a failed pick or place pays ``fail_penalty`` (0 as in the original, whose -0.2 is
+    never paid). ``reward_style="ellm"``: ELLM's variant (see ``reward.py``), which ends the episode once the
+    house is tidy. The reward is ``reward_scale`` times the sum of the terms in ``info["reward_terms"]``.
 
     ## Starting State
     A generated episode (Housekeep's procedure, seeded) or a replayed original episode file.
 
     ## Episode End
-    Terminated by ``mission complete``; truncated after 1,000 low-level steps (0.25 m forward, 10 degree
+    Terminated by ``mission complete`` (and, with ``reward_style="ellm"``, when every object is correct and the
+    hand is empty); truncated after 1,000 low-level steps (0.25 m forward, 10 degree
     turns, 1 per look/pick/place) or 150 commands. ``info["episode_metrics"]``: see ``metrics.py``.
 
     ## Arguments
     ``scenes`` (scene names, default: the split's scenes), ``split`` (``train``/``val``/``test``),
     ``episode_source`` (``generated``/``original``), ``objects_split`` (``seen``/``unseen``, for val/test),
-    ``text_style``, ``max_steps``, ``max_commands``, ``data_dir``, plus ``obs_mode``, ``action_mode``,
+    ``text_style``, ``reward_style`` (``housekeep``/``ellm``), ``fail_penalty`` (default 0; -0.2 is the value
+    Housekeep's config intended), ``reward_scale`` (default 1; Housekeep trained with 0.1), ``max_steps``,
+    ``max_commands``, ``data_dir``, plus ``obs_mode``, ``action_mode``,
     ``render_mode``. ``reset(options={"scene": name, "episode_index": i})`` picks an episode (the index
     into the scene's original file), ``reset(options={"episode": Episode(...)})`` plays a given one.
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; the reward follows Housekeep's code (per-step success bonus, no failure penalty,
+      place +2.5 whenever it makes an object correct) and ELLM's variant is ``reward_style="ellm"``.
     """
 
     def __init__(
@@ -75,6 +82,9 @@ class HousekeepTextEnv(TextEnv):
         episode_source: str = "generated",
         objects_split: str = "seen",
         text_style: str = "llm_personalize",
+        reward_style: str = "housekeep",
+        fail_penalty: float = 0.0,
+        reward_scale: float = 1.0,
         max_steps: int = MAX_LOW_LEVEL_STEPS,
         max_commands: int = MAX_COMMANDS,
         data_dir: str | None = None,
@@ -83,6 +93,7 @@ class HousekeepTextEnv(TextEnv):
         render_mode: str | None = None,
     ):
         self.config = HousekeepConfig.create(scenes, split, episode_source, objects_split, text_style, data_dir)
+        self.reward_rule = RewardRule(reward_style, fail_penalty, reward_scale)
         self.split, self.episode_source, self.objects_split = split, episode_source, objects_split
         self.text_style, self.data_dir = text_style, self.config.data_dir
         self.annotations = self.config.annotations
@@ -160,22 +171,24 @@ class HousekeepTextEnv(TextEnv):
         if command is None:
             world.steps += 1
             world.commands += 1
-            return self._outcome(STEP_PENALTY, False, "")
+            return self._outcome(None, 1, False, "")
         parsed = commands.parse(command, world.names, world.parsed)
         result = world.execute(0, parsed)
-        reward = command_reward(result) + success_bonus(world)
-        return self._outcome(reward, parsed.verb == MISSION_COMPLETE, result.feedback, result.success)
+        return self._outcome(result, result.steps, parsed.verb == MISSION_COMPLETE, result.feedback)
 
-    def _outcome(self, reward: float, terminated: bool, feedback: str, succeeded: bool = False) -> StepOutcome:
-        world = self.world
+    def _outcome(self, result: ActionResult | None, steps: int, terminated: bool, feedback: str) -> StepOutcome:
+        world, rule = self.world, self.reward_rule
+        terms = rule.terms(result, steps, world)
+        terminated = terminated or (rule.ends_on_success and is_tidy(world))
         truncated = not terminated and (world.steps >= self.max_steps or world.commands >= self.max_commands)
         info = {
             "scene": world.scene.name,
             "steps": world.steps,
             "commands": world.commands,
-            "action_succeeded": succeeded,
+            "action_succeeded": result is not None and result.success,
+            "reward_terms": terms,
         }
-        return StepOutcome(reward, terminated, truncated, feedback, info)
+        return StepOutcome(rule.total(terms), terminated, truncated, feedback, info)
 
     # ----------------------------------------------------------------- views
     def describe(self) -> str:
@@ -190,8 +203,7 @@ class HousekeepTextEnv(TextEnv):
         return self._floor_plan.draw(self.world)
 
     def success(self) -> bool:
-        world = self.world
-        return world.robots[0].holding == -1 and world.all_correct()
+        return is_tidy(self.world)
 
     def progression(self) -> float:
         """The fraction of initially misplaced objects that are on a correct receptacle now."""

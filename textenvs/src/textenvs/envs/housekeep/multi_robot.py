@@ -22,8 +22,8 @@ from textenvs.envs.housekeep.config import HousekeepConfig
 from textenvs.envs.housekeep.env import MAX_COMMANDS, MAX_LOW_LEVEL_STEPS
 from textenvs.envs.housekeep.metrics import episode_metrics
 from textenvs.envs.housekeep.renderer import FloorPlan
-from textenvs.envs.housekeep.reward import STEP_PENALTY, command_reward, success_bonus
-from textenvs.envs.housekeep.world import HELD, World
+from textenvs.envs.housekeep.reward import RewardRule, is_tidy
+from textenvs.envs.housekeep.world import World
 
 COMMAND_MAX_LENGTH = 256
 
@@ -32,8 +32,10 @@ class HousekeepMultiRobotEnv(ParallelEnv):
     """Housekeep with ``n_robots`` robots (agents ``robot_0``, ``robot_1``, ...).
 
     Observations per agent: ``Dict(text, mission)`` (that robot's knowledge, as in ``HousekeepTextEnv``);
-    actions: text commands. Rewards: each robot's commands earn Housekeep's reward as in the single-robot
-    env; the success bonus goes to every robot still acting. A robot is done when it says ``mission complete``; every
+    actions: text commands. Rewards: each robot's commands earn the single-robot env's reward (the same
+    ``reward_style``, ``fail_penalty`` and ``reward_scale``), the tidy-house terms judged after every robot
+    has acted; ``info["reward_terms"]`` per robot. A robot is done when it says ``mission complete`` (with
+    ``reward_style="ellm"`` every robot is done once the house is tidy); every
     robot is truncated after its own 1,000 low-level steps or 150 commands. Infos carry
     ``admissible_commands``, ``invalid_action``, ``feedback``, ``success``, ``progression``, and
     ``episode_metrics`` (house-wide) on each robot's last step. Arguments as ``HousekeepTextEnv``, plus
@@ -54,6 +56,9 @@ class HousekeepMultiRobotEnv(ParallelEnv):
         episode_source: str = "generated",
         objects_split: str = "seen",
         text_style: str = "llm_personalize",
+        reward_style: str = "housekeep",
+        fail_penalty: float = 0.0,
+        reward_scale: float = 1.0,
         max_steps: int = MAX_LOW_LEVEL_STEPS,
         max_commands: int = MAX_COMMANDS,
         data_dir: str | None = None,
@@ -64,6 +69,7 @@ class HousekeepMultiRobotEnv(ParallelEnv):
         if render_mode is not None:
             check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
         self.config = HousekeepConfig.create(scenes, split, episode_source, objects_split, text_style, data_dir)
+        self.reward_rule = RewardRule(reward_style, fail_penalty, reward_scale)
         self.render_mode = render_mode
         self.max_steps = int(max_steps)
         self.max_commands = int(max_commands)
@@ -99,36 +105,37 @@ class HousekeepMultiRobotEnv(ParallelEnv):
         return self._observations(), self._infos(feedback, invalid)
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        world = self.world
-        rewards = {agent: 0.0 for agent in self.agents}
+        world, rule = self.world, self.reward_rule
         terminations = {agent: False for agent in self.agents}
-        feedback, invalid = {}, {}
+        feedback, invalid, played = {}, {}, {}
         for agent in self.agents:
             robot_id = self.possible_agents.index(agent)
             action = actions.get(agent)
             command = commands.parse(action, world.names, world.parsed) if isinstance(action, str) else None
             if command is None:
-                steps = 1
-                rewards[agent] = STEP_PENALTY
+                played[agent] = (None, 1)
                 feedback[agent] = invalid_command_feedback(action, world.admissible_commands(robot_id))
                 invalid[agent] = True
             else:
                 result = world.execute(robot_id, command)
-                steps = result.steps
-                rewards[agent] = command_reward(result)
+                played[agent] = (result, result.steps)
                 feedback[agent], invalid[agent] = result.feedback, False
                 terminations[agent] = command.verb == commands.MISSION_COMPLETE
-            self._robot_steps[robot_id] += steps
+            self._robot_steps[robot_id] += played[agent][1]
             self._robot_commands[robot_id] += 1
-        bonus = success_bonus(world)
+        terms = {agent: rule.terms(result, steps, world) for agent, (result, steps) in played.items()}
+        rewards = {agent: rule.total(agent_terms) for agent, agent_terms in terms.items()}
+        tidy_end = rule.ends_on_success and is_tidy(world)
         truncations = {}
         for agent in self.agents:
             robot_id = self.possible_agents.index(agent)
-            rewards[agent] += bonus
+            terminations[agent] = terminations[agent] or tidy_end
             over = self._robot_steps[robot_id] >= self.max_steps or self._robot_commands[robot_id] >= self.max_commands
             truncations[agent] = over and not terminations[agent]
         observations = self._observations()
         infos = self._infos(feedback, invalid)
+        for agent, agent_terms in terms.items():
+            infos[agent]["reward_terms"] = agent_terms
         metrics = None
         for agent in self.agents:
             if terminations[agent] or truncations[agent]:
@@ -166,7 +173,7 @@ class HousekeepMultiRobotEnv(ParallelEnv):
 
     def _infos(self, feedback: dict[str, str], invalid: dict[str, bool]) -> dict[str, dict[str, Any]]:
         world = self.world
-        success = all(r.holding == HELD for r in world.robots) and world.all_correct()
+        success = is_tidy(world)
         misplaced = len(world.misplaced_at_start)
         progression = world.rearranged_count / misplaced if misplaced else 1.0
         return {

@@ -45,6 +45,7 @@ class Room:
     name: str  # "living room 0"
     kind: str  # "living_room", the annotations' room type
     center: tuple[float, float]
+    area: float  # m², the floor its receptacles span (see ``floor_area``)
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +74,19 @@ class Scene:
     @functools.cached_property
     def positions(self) -> np.ndarray:
         return np.array([r.position for r in self.receptacles], dtype=np.float64)
+
+
+#: How far past its outermost receptacles a room's floor is taken to reach, metres (half a receptacle's depth
+#: plus the strip the robot stands on).
+ROOM_MARGIN_M = 1.0
+
+
+def floor_area(positions: np.ndarray) -> float:
+    """A room's floor area estimated from its receptacles' floor positions: their bounding box grown by
+    ``ROOM_MARGIN_M`` on every side. The scene files hold no room outlines (Housekeep measures seen area on
+    habitat's navmesh), so this stands in for the area the robot sees when it visits the room."""
+    width, depth = positions.max(0) - positions.min(0) + 2 * ROOM_MARGIN_M
+    return float(width * depth)
 
 
 def room_kind(room: str) -> str:
@@ -131,5 +145,6 @@ def load_scene(name: str, data_dir: str | None = None) -> Scene:
     for key in room_keys:
         members = np.array([r.position for r in receptacles if r.room == key])
         cx, cz = members.mean(0)
-        rooms.append(Room(key=key, name=key.replace("_", " "), kind=room_kind(key), center=(float(cx), float(cz))))
+        center = (float(cx), float(cz))
+        rooms.append(Room(key, key.replace("_", " "), room_kind(key), center, floor_area(members)))
     return Scene(name=name, rooms=tuple(rooms), receptacles=receptacles)

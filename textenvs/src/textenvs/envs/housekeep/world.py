@@ -43,6 +43,7 @@ class Robot:
     holding: int = HELD
     near: Ref | None = None  # the room or receptacle the robot went to last (an object's receptacle)
     looking: Ref | None = None
+    walked: float = 0.0  # metres walked so far (straight lines between the places gone to)
     visited: list[bool] = field(default_factory=list)
     known_receptacles: list[int] = field(default_factory=list)  # discovery order
     known_objects: list[int] = field(default_factory=list)  # discovery order
@@ -215,12 +216,15 @@ class World:
         self.picks = [0] * len(self.object_keys)
         self.places = [0] * len(self.object_keys)
         self.seen_objects = [False] * len(self.object_keys)
+        # (metres the carrier had walked, its position) at each successful pick and place of an object
+        self.carry_points: list[list[tuple[float, tuple[float, float]]]] = [[] for _ in self.object_keys]
+        self.attempts = {PICK_UP: 0, PLACE: 0, LOOK_AT: 0}  # pick, place and look-at commands played
+        self.successes = {PICK_UP: 0, PLACE: 0, LOOK_AT: 0}  # ... and those that succeeded
         self.steps = 0
         self.commands = 0
         self.version = 0  # bumps on every state change (admissible commands)
         self.text_version = 0  # bumps when a text view may change
         self.room_version = [0] * len(self.rooms)  # bumps when a text view of that room may change
-        self.success_rewarded = False
 
     def _new_robot(self, x: float, z: float) -> Robot:
         return Robot(
@@ -364,6 +368,9 @@ class World:
             result = self._place(robot, command.target, command.destination)
         else:
             result = ActionResult(MISSION_COMPLETE, True, 1, "Mission complete.")
+        if result.verb in self.attempts:
+            self.attempts[result.verb] += 1
+            self.successes[result.verb] += result.success
         self.steps += result.steps
         self.commands += 1
         self.version += 1
@@ -385,6 +392,7 @@ class World:
             who = "you are" if self.robots[holder] is robot else f"robot {holder} is"
             return ActionResult(GO_TO, False, 1, f"You cannot go to {self.name(target)}: {who} holding it.")
         steps, robot.heading = self.travel(robot, position[0], position[1])
+        robot.walked += math.hypot(position[0] - robot.x, position[1] - robot.z)
         robot.x, robot.z = position
         robot.looking = None
         if target.kind == ROOM:
@@ -427,6 +435,7 @@ class World:
         robot.holding = obj
         robot.looking = None
         self.picks[obj] += 1
+        self.carry_points[obj].append((robot.walked, (robot.x, robot.z)))
         return ActionResult(
             PICK_UP,
             True,
@@ -456,6 +465,7 @@ class World:
         self.rearranged_count += now_correct and not self.initially_correct[obj]
         robot.holding = HELD
         self.places[obj] += 1
+        self.carry_points[obj].append((robot.walked, (robot.x, robot.z)))
         return ActionResult(
             PLACE,
             True,
