@@ -13,7 +13,7 @@ from textenvs.envs.housekeep import captioner
 from textenvs.envs.housekeep.annotations import OBJECT_SPLITS, SPLITS, Annotations, load_annotations, load_splits
 from textenvs.envs.housekeep.episodes import Episode, scenes_with_original_episodes
 from textenvs.envs.housekeep.generator import OBJECT_COUNTS
-from textenvs.envs.housekeep.sampling import EPISODE_SOURCES, choose_episode, original_indices
+from textenvs.envs.housekeep.sampling import EPISODE_SOURCES, PAPER_SPLITS, choose_episode, original_indices
 from textenvs.envs.housekeep.scenes import Scene, load_scene
 
 
@@ -37,9 +37,18 @@ class HousekeepConfig:
         text_style: str,
         data_dir: str | None,
     ) -> HousekeepConfig:
-        """Check every argument; bad ones raise naming the valid values."""
-        check_choice("split", split, SPLITS)
+        """Check every argument; bad ones raise naming the valid values. ``split`` is Housekeep's scene split,
+        except with ``episode_source="llm_personalize"``, where it is LLM-Personalize's episode split."""
         check_choice("episode_source", episode_source, EPISODE_SOURCES)
+        if episode_source == "llm_personalize":
+            check_choice("split (LLM-Personalize's episode split)", split, PAPER_SPLITS)
+            if objects_split != "seen" or scenes is None:
+                raise ValueError(
+                    "episode_source='llm_personalize' needs scenes= and objects_split='seen' (its episodes use "
+                    f"the training object categories), got scenes={scenes!r}, objects_split={objects_split!r}"
+                )
+        else:
+            check_choice("split", split, SPLITS)
         check_choice("objects_split", objects_split, OBJECT_SPLITS)
         check_choice("text_style", text_style, captioner.TEXT_STYLES)
         if split == "train" and objects_split == "unseen":

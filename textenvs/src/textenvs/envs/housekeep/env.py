@@ -6,15 +6,17 @@ from typing import Any
 
 import numpy as np
 
+from textenvs.core.spaces import check_choice
 from textenvs.core.text_env import StepOutcome, TextEnv
 from textenvs.envs.housekeep import captioner, commands
 from textenvs.envs.housekeep.commands import MISSION_COMPLETE, Command
 from textenvs.envs.housekeep.config import HousekeepConfig
 from textenvs.envs.housekeep.episodes import Episode
-from textenvs.envs.housekeep.expert import HousekeepExpert
+from textenvs.envs.housekeep.expert import EXPERT_MODES, HousekeepExpert
 from textenvs.envs.housekeep.metrics import episode_metrics
 from textenvs.envs.housekeep.renderer import IMAGE_SIZE, FloorPlan
 from textenvs.envs.housekeep.reward import RewardRule, is_tidy
+from textenvs.envs.housekeep.sampling import llm_personalize_origin
 from textenvs.envs.housekeep.world import ActionResult, World
 
 MAX_LOW_LEVEL_STEPS = 1000
@@ -54,7 +56,11 @@ class HousekeepTextEnv(TextEnv):
     house is tidy. The reward is ``reward_scale`` times the sum of the terms in ``info["reward_terms"]``.
 
     ## Starting State
-    A generated episode (Housekeep's procedure, seeded) or a replayed original episode file.
+    A generated episode (Housekeep's procedure, seeded), a replayed original episode file, or
+    (``episode_source="llm_personalize"``) one of LLM-Personalize's 100 episodes per scene: the scene's
+    original file where Housekeep distributes it, else episodes generated from (scene, index) alone
+    (``info["episode_origin"]`` says which); ``split="train"|"test"`` then selects the paper's episodes
+    (index mod 25 < 5 is test). ``info["episode_id"]`` names the episode.
 
     ## Episode End
     Terminated by ``mission complete`` (and, with ``reward_style="ellm"``, when every object is correct and the
@@ -62,8 +68,9 @@ class HousekeepTextEnv(TextEnv):
     turns, 1 per look/pick/place) or 150 commands. ``info["episode_metrics"]``: see ``metrics.py``.
 
     ## Arguments
-    ``scenes`` (scene names, default: the split's scenes), ``split`` (``train``/``val``/``test``),
-    ``episode_source`` (``generated``/``original``), ``objects_split`` (``seen``/``unseen``, for val/test),
+    ``scenes`` (scene names, default: the split's scenes), ``split`` (``train``/``val``/``test``; with
+    ``llm_personalize`` episodes ``train``/``test``), ``episode_source`` (``generated``/``original``/
+    ``llm_personalize``), ``objects_split`` (``seen``/``unseen``, for val/test),
     ``text_style``, ``reward_style`` (``housekeep``/``ellm``), ``fail_penalty`` (default 0; -0.2 is the value
     Housekeep's config intended), ``reward_scale`` (default 1; Housekeep trained with 0.1), ``max_steps``,
     ``max_commands``, ``data_dir``, plus ``obs_mode``, ``action_mode``,
@@ -85,6 +92,7 @@ class HousekeepTextEnv(TextEnv):
         reward_style: str = "housekeep",
         fail_penalty: float = 0.0,
         reward_scale: float = 1.0,
+        expert_mode: str = "efficient",
         max_steps: int = MAX_LOW_LEVEL_STEPS,
         max_commands: int = MAX_COMMANDS,
         data_dir: str | None = None,
@@ -94,6 +102,7 @@ class HousekeepTextEnv(TextEnv):
     ):
         self.config = HousekeepConfig.create(scenes, split, episode_source, objects_split, text_style, data_dir)
         self.reward_rule = RewardRule(reward_style, fail_penalty, reward_scale)
+        self.expert_mode = check_choice("expert_mode", expert_mode, EXPERT_MODES)
         self.split, self.episode_source, self.objects_split = split, episode_source, objects_split
         self.text_style, self.data_dir = text_style, self.config.data_dir
         self.annotations = self.config.annotations
@@ -130,8 +139,11 @@ class HousekeepTextEnv(TextEnv):
         return self._family_info()
 
     def _family_info(self) -> dict[str, Any]:
-        world = self.world
-        return {"scene": world.scene.name, "steps": world.steps, "commands": world.commands}
+        world, episode = self.world, self.episode
+        info = {"scene": world.scene.name, "episode_id": episode.episode_id, "steps": world.steps}
+        if self.episode_source == "llm_personalize":
+            info["episode_origin"] = llm_personalize_origin(episode.scene)
+        return {**info, "commands": world.commands}
 
     # ----------------------------------------------------------------- commands
     def parse_command(self, text: str) -> str | None:
@@ -214,4 +226,4 @@ class HousekeepTextEnv(TextEnv):
         return episode_metrics(self.world)
 
     def expert(self) -> HousekeepExpert:
-        return HousekeepExpert(self)
+        return HousekeepExpert(self, mode=self.expert_mode)

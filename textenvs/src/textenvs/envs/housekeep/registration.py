@@ -20,7 +20,7 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
         id="Housekeep-Text-LLMPersonalize-v0",
         entry_point=_ENTRY_POINT,
         family="housekeep",
-        kwargs={"scenes": LLM_PERSONALIZE_SCENES},
-        summary="Housekeep on LLM-Personalize's four scenes (pomaria_1, merom_1, pomaria_2, rs)",
+        kwargs={"scenes": LLM_PERSONALIZE_SCENES, "episode_source": "llm_personalize", "expert_mode": "faithful"},
+        summary="Housekeep on LLM-Personalize's four scenes, its episodes, train/test split and demonstrator",
     ),
 )
