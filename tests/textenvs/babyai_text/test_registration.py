@@ -25,7 +25,7 @@ def test_every_level_has_an_id():
     ids = set(textenvs.registered_ids("babyai_text"))
     expected = {f"BabyAI-Text-{name}-v0" for name in (*MINIGRID_LEVELS, *GLAM_LEVELS, *BKRL_LEVELS)}
     assert ids == expected
-    assert len(ids) == len(MINIGRID_LEVELS) + 6 + 16
+    assert len(ids) == len(MINIGRID_LEVELS) + 6 + 17
     assert "BabyAI-Text-GoToLocal-PurpleKey-S30-v0" in ids and "BabyAI-Text-MixedTestLocal-v0" in ids
 
 

@@ -141,6 +141,8 @@ BKRL_LEVELS: dict[str, dict[str, Any]] = {
         for name, target in (("RedBall", ("ball", "red")), ("PurpleKey", ("key", "purple")))
     },
     "GoTo-RedBallBlueBox-S20": _bkrl("goto_sequence", 20, 7, first=("ball", "red"), second=("box", "blue")),
+    # the original's quirk, kept: a purple ball then a purple box, whatever the name says
+    "GoTo-PurpleBallGreenKey-S20": _bkrl("goto_sequence", 20, 7, first=("ball", "purple"), second=("box", "purple")),
     "PickUp-RedBall-S20": _bkrl("pickup", 20, 8, target=("ball", "red")),
     "PickUp-PurpleKey-S20": _bkrl("pickup", 20, 8, target=("key", "purple")),
 }
