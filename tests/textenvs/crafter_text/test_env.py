@@ -25,6 +25,8 @@ def test_ids_are_registered():
     assert textenvs.registered_ids("crafter_text") == [
         "Crafter-Text-v0",
         *(f"Crafter-Text-{name}-v0" for name in TASKS),
+        "Crafter-Text-ELLM-v0",
+        "Crafter-Text-ELLM-Hard-v0",
     ]
 
 

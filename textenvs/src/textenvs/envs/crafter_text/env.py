@@ -71,6 +71,7 @@ class CrafterTextEnv(TextEnv):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 5}
+    game_class: ClassVar[type[DeterministicCrafter]] = DeterministicCrafter
 
     def __init__(
         self,
@@ -92,17 +93,20 @@ class CrafterTextEnv(TextEnv):
         self.length = int(length)
         self.image_height, self.image_width = _image_shape(image_size)
         super().__init__(
-            vocabulary=CommandVocabulary(COMMANDS, COMMAND_ALIASES),
+            vocabulary=self._vocabulary(),
             text_max_length=TEXT_MAX_LENGTH,
             image_shape=(self.image_height, self.image_width),
             obs_mode=obs_mode,
             action_mode=action_mode,
             render_mode=render_mode,
         )
-        self.game = DeterministicCrafter(length=self.length)
+        self.game = self.game_class(length=self.length)
         self._semantic: np.ndarray | None = None
         self._last_action: str | None = None
         self._return = 0.0
+
+    def _vocabulary(self) -> CommandVocabulary:
+        return CommandVocabulary(COMMANDS, COMMAND_ALIASES)
 
     # ----------------------------------------------------------------- the world
     def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:

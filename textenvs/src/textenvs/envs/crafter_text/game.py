@@ -42,6 +42,8 @@ class _SeededNoiseLocalView(engine.LocalView):
 class DeterministicCrafter(crafter.Env):
     """``crafter.Env`` seeded per episode, balancing creatures in a fixed order, rendering only on demand."""
 
+    player_class: type[objects.Player] = objects.Player
+
     def __init__(self, length: int):
         super().__init__(area=AREA, view=VIEW, length=length, seed=0)
         item_rows = int(np.ceil(len(crafter.constants.items) / VIEW[0]))
@@ -57,7 +59,7 @@ class DeterministicCrafter(crafter.Env):
         self._world.reset(seed=world_seed)
         self._local_view.noise_seed = noise_seed
         self._update_time()
-        self._player = objects.Player(self._world, (AREA[0] // 2, AREA[1] // 2))
+        self._player = self.player_class(self._world, (AREA[0] // 2, AREA[1] // 2))
         self._last_health = self._player.health
         self._world.add(self._player)
         self._unlocked = set()

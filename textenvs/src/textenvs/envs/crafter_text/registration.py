@@ -28,4 +28,16 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
         )
         for task in TASKS.values()
     ),
+    *(
+        EnvEntry(
+            id=f"Crafter-Text-ELLM{suffix}-v0",
+            entry_point="textenvs.envs.crafter_text.ellm_env:CrafterTextEllmEnv",
+            family="crafter_text",
+            kwargs={"hard": hard},
+            requires=("crafter",),
+            extra="crafter",
+            summary=f"ELLM's modified Crafter (400 steps, one-hit kills, 1-wood table), its {count} action names",
+        )
+        for suffix, hard, count in (("", False, 27), ("-Hard", True, 139))
+    ),
 )
