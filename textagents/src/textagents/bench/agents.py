@@ -33,14 +33,19 @@ class SB3Options:
 
 @dataclass(frozen=True)
 class LLMOptions:
-    """``model``: a local transformers model directory, or the model's name at ``base_url`` (an
-    OpenAI-compatible server, key read from ``api_key_env``); ``temperature`` 0 is greedy."""
+    """``model``: a local transformers model directory (or a downloaded model's name, e.g.
+    ``smollm2-135m-instruct``), or the model's name at ``base_url`` (an OpenAI-compatible server, key read
+    from ``api_key_env``); ``temperature`` 0 is greedy. ``llm_record``: append every LLM request and answer
+    to this JSONL file; ``llm_replay``: answer from such a file, with no model (paths relative to the
+    suite file)."""
 
     model: str | None = None
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 0.0
     device: str = "cpu"
+    llm_record: str | None = None
+    llm_replay: str | None = None
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,6 @@ def _sb3_unconfigured(options: SB3Options) -> str | None:
     return f"the run directory {options.run} has no {' or '.join(missing)}" if missing else None
 
 
-@functools.lru_cache(maxsize=2)
 def _backend(model: str, base_url: str | None, api_key_env: str, device: str):
     if base_url is not None:
         from textagents.llm import OpenAIBackend
@@ -129,8 +133,14 @@ def _backend(model: str, base_url: str | None, api_key_env: str, device: str):
     return TransformersBackend(model, device=device)
 
 
+@functools.lru_cache(maxsize=2)
 def _llm_backend(options: LLMOptions):
-    return _backend(options.model, options.base_url, options.api_key_env, options.device)
+    from textagents.llm.record import wrap_backend
+
+    def make():
+        return _backend(options.model, options.base_url, options.api_key_env, options.device)
+
+    return wrap_backend(make, record=options.llm_record, replay=options.llm_replay)
 
 
 def _generation_agent(env: gym.Env, options: GenerationOptions, seed: int) -> Agent:
@@ -161,13 +171,24 @@ def _scoring_agent(env: gym.Env, options: LLMOptions, seed: int) -> Agent:
 
 
 def _llm_unconfigured(options: LLMOptions) -> str | None:
+    if options.llm_replay is not None:
+        if options.llm_record is not None:
+            return "llm_record and llm_replay are both set: record a run or replay one"
+        return None if Path(options.llm_replay).is_file() else f"no LLM recording at {options.llm_replay}"
     if options.model is None:
         return (
             "no model configured: pass --model PATH (a local transformers model) or --base-url URL --model NAME "
             "(an OpenAI-compatible server)"
         )
-    if options.base_url is None and not Path(options.model).exists():
-        return f"the model directory {options.model} does not exist (for a server model, give --base-url too)"
+    if options.base_url is None:
+        from textagents.llm.models import ModelNotDownloadedError, resolve_model
+
+        try:
+            path = resolve_model(options.model)
+        except ModelNotDownloadedError as error:
+            return str(error)
+        if not Path(path).exists():
+            return f"the model directory {options.model} does not exist (for a server model, give --base-url too)"
     return None
 
 

@@ -215,7 +215,12 @@ def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], ov
         raise check.fail(where, f"agent kind {kind_name!r} needs {', '.join(map(repr, missing))}")
     parsed = kind.options(**options)
     if isinstance(parsed, LLMOptions):
-        parsed = replace(parsed, **{k: v for k, v in overrides.items() if v is not None})
+        recordings = {
+            key: str((check.path.parent / options[key]).resolve())
+            for key in ("llm_record", "llm_replay")
+            if options.get(key) is not None
+        }
+        parsed = replace(parsed, **{**recordings, **{k: v for k, v in overrides.items() if v is not None}})
     if "run" in options:
         parsed = replace(parsed, run=str((check.path.parent / options["run"]).resolve()))
     return AgentConfig(name=name, kind=kind_name, options=parsed, envs=envs)
@@ -228,7 +233,8 @@ def _is_required(option: Any) -> bool:
 def load_suite(path: str | Path, llm_overrides: dict[str, Any] | None = None) -> Suite:
     """Read and validate a suite: every env id, kwarg (name and type), agent kind and option is checked,
     and every env is built once, so that a bad suite fails here, before any episode. ``llm_overrides``
-    (``model``, ``base_url``, ``api_key_env``) fill in the LLM agents' options from the command line."""
+    (``model``, ``base_url``, ``api_key_env``, ``llm_record``, ``llm_replay``) fill in the LLM agents'
+    options from the command line."""
     path = Path(path)
     if not path.is_file():
         raise SuiteError(f"{path}: no such suite file")

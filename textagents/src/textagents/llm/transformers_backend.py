@@ -19,6 +19,7 @@ from torch import nn
 
 from textagents.llm.accounting import TokenUsage
 from textagents.llm.base import Message, Sampling, check_score_inputs, truncate_at_stop
+from textagents.llm.models import resolve_model
 
 SCORE_MODES = ("logprob", "legacy_logits")
 
@@ -57,7 +58,8 @@ class TransformersBackend:
     """A ``transformers`` model loaded from ``model_path`` (a directory or a hub name available offline).
 
     Arguments:
-        model_path: what ``from_pretrained`` loads.
+        model_path: what ``from_pretrained`` loads, or a name of ``textagents.llm.models.MODELS``
+            (``"smollm2-135m-instruct"``) once downloaded.
         seq2seq: None (decided by the model config's ``is_encoder_decoder``), True or False.
         batch_size: contexts per forward pass in ``score`` and prompts per ``generate`` batch.
         max_batch_tokens: padded context tokens per ``score`` forward pass (contexts are batched by length).
@@ -86,6 +88,7 @@ class TransformersBackend:
             raise ValueError(f"score_mode {score_mode!r} is not one of {SCORE_MODES}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        model_path = resolve_model(model_path)
         config = AutoConfig.from_pretrained(model_path)
         self.seq2seq = bool(config.is_encoder_decoder) if seq2seq is None else seq2seq
         loader = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM

