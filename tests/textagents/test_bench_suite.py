@@ -99,12 +99,17 @@ def test_cli_refuses_a_malformed_suite_before_any_episode(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_llm_suite_skips_llm_agents_with_a_notice_when_no_model_is_given(data_dir):
+def test_llm_suite_skips_llm_agents_with_a_notice_when_no_model_is_given(data_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("TEXTENVS_CACHE_DIR", str(tmp_path))  # SmolLM2 not downloaded
     suite = load_suite(REPO / "benchmarks" / "suites" / "llm.yaml")
     skipped = dict(suite.skipped)
-    assert sorted(skipped) == ["llm-generate", "llm-plan", "llm-score"]
-    for reason in skipped.values():
-        assert "no model configured: pass --model PATH" in reason and "--base-url URL" in reason
+    smollm2 = ["smollm2-generate", "smollm2-plan", "smollm2-score"]
+    assert sorted(skipped) == ["llm-generate", "llm-plan", "llm-score", *smollm2]
+    for name, reason in skipped.items():
+        if name in smollm2:
+            assert "fetch it once with `textagents download smollm2`" in reason
+        else:
+            assert "no model configured: pass --model PATH" in reason and "--base-url URL" in reason
     assert {a.kind for a in suite.agents} <= {"random", "expert"}
 
 

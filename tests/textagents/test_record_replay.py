@@ -13,12 +13,12 @@ import pytest
 from tests.textagents.bench_fixtures import episodes_without_timing, write_suite
 from textagents.agents import GenerationAgent, ScoringAgent, prompt_builder_for
 from textagents.cli import main
+from textagents.jsonl import append_lines
 from textagents.llm import TokenUsage
 from textagents.llm.record import (
     RecordingBackend,
     ReplayBackend,
     ReplayMissError,
-    append_lines,
     read_records,
     wrap_backend,
 )

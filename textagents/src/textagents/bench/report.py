@@ -33,6 +33,8 @@ CSV_FIELDS = (
     "progression_stderr",
     "steps_mean",
     "invalid_actions_mean",
+    "invalid_rate",
+    "parse_fallback_rate",
     "family_score",
 )
 
@@ -80,9 +82,26 @@ def _cell(records: list[dict[str, Any]]) -> dict[str, Any]:
         "progression": mean_stderr([float(r["progression"]) for r in records]),
         "steps_mean": math.fsum(r["steps"] for r in records) / len(records),
         "invalid_actions_mean": math.fsum(r["invalid_actions"] for r in records) / len(records),
+        **step_rates(records),
         "metrics": _numeric_metric_means(records),
         "family_score": score,
     }
+
+
+def step_rates(records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """Per step: invalid commands the env saw, and (LLM agents) outputs that parsed to no command and were
+    replaced by the fallback — an agent can show 0 invalid commands while falling back on every step."""
+    steps = max(sum(r["steps"] for r in records), 1)
+    stats = [r.get("agent_stats") or {} for r in records]
+    fallbacks = sum(s.get("fallback", 0) for s in stats)
+    return {
+        "invalid_rate": sum(r["invalid_actions"] for r in records) / steps,
+        "parse_fallback_rate": fallbacks / steps if any("fallback" in s for s in stats) else None,
+    }
+
+
+def _rate_text(rate: float | None) -> str:
+    return "—" if rate is None else f"{100 * rate:.1f}%"
 
 
 def expected_episodes(run: dict[str, Any]) -> int:
@@ -177,13 +196,15 @@ def leaderboard_markdown(summary: dict[str, Any], run: dict[str, Any]) -> str:
         lines += [
             f"### {env}{header_id}",
             "",
-            "| agent | episodes | success | return | progression | steps | invalid actions | score |",
-            "|---|---:|---:|---:|---:|---:|---:|---|",
+            "| agent | episodes | success | return | progression | steps | invalid actions | invalid rate "
+            "| parse fallback | score |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
         ]
         for c in cells:
             lines.append(
                 f"| {c['agent']} | {c['episodes']} | {_pm(c['success'])} | {_pm(c['return'])} | "
                 f"{_pm(c['progression'])} | {c['steps_mean']:.1f} | {c['invalid_actions_mean']:.1f} | "
+                f"{_rate_text(c['invalid_rate'])} | {_rate_text(c['parse_fallback_rate'])} | "
                 f"{_score_text(c['family_score'])} |"
             )
         lines.append("")
@@ -213,6 +234,8 @@ def leaderboard_csv(summary: dict[str, Any]) -> str:
                 "progression_stderr": f"{c['progression']['stderr']:.6g}",
                 "steps_mean": f"{c['steps_mean']:.6g}",
                 "invalid_actions_mean": f"{c['invalid_actions_mean']:.6g}",
+                "invalid_rate": f"{c['invalid_rate']:.6g}",
+                "parse_fallback_rate": "" if c["parse_fallback_rate"] is None else f"{c['parse_fallback_rate']:.6g}",
                 "family_score": ";".join(f"{k}={v:.6g}" for k, v in score.items()),
             }
         )

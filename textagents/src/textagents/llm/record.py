@@ -16,7 +16,6 @@ tests drive the real prompt and parse path without a model, and how users share 
 from __future__ import annotations
 
 import difflib
-import fcntl
 import json
 import os
 import warnings
@@ -25,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from textagents.jsonl import append_lines, read_jsonl
 from textagents.llm.accounting import TokenUsage
 from textagents.llm.base import LLMBackend, Message, Sampling
 from textagents.llm.cache import ResponseCache
@@ -108,35 +108,11 @@ class RecordingBackend:
         return self._call(requests, lambda: self.backend.score(contexts, candidates))
 
 
-def append_lines(path: Path, lines: list[str]) -> None:
-    """Append whole lines with one write under an exclusive lock, then fsync (safe across processes)."""
-    data = "".join(lines).encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
 def read_records(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int]:
-    """The parseable records of a recording and the number of lines skipped (cut by a kill or corrupt)."""
-    records, skipped = [], 0
-    with Path(path).open("rb") as handle:
-        for raw in handle:
-            try:
-                record = json.loads(raw)
-                if not isinstance(record, dict) or not {"key", "kind", "request", "response"} <= record.keys():
-                    raise ValueError("not a record")
-            except ValueError:
-                skipped += 1
-                continue
-            records.append(record)
-    return records, skipped
+    """The records of a recording and the number of lines skipped (cut by a kill or corrupt)."""
+    lines, skipped = read_jsonl(path)
+    records = [r for r in lines if {"key", "kind", "request", "response"} <= r.keys()]
+    return records, skipped + len(lines) - len(records)
 
 
 class ReplayBackend:

@@ -1,0 +1,174 @@
+"""The methods base, end to end on the example method: configs checked, the run directory, kill -9 then
+--resume giving the same metrics as an uninterrupted run, refusals, eval, and LLM calls recorded and replayed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from textagents.cli import main
+from textagents.methods.core.config import ConfigError, load_config
+from textagents.methods.core.run_dir import RunDirError
+from textagents.methods.core.runner import LLMChoice, evaluate_run, run_method
+from textagents.methods.example.config import ExampleConfig
+
+REPO = Path(__file__).resolve().parents[3]
+SMOKE = REPO / "benchmarks" / "methods" / "example" / "smoke.yaml"
+
+
+def _config(tmp_path: Path, text: str, name: str = "config.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _metrics(run_dir: Path) -> list[dict]:
+    lines = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in r.items() if k != "time"} for r in lines]
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("iteratons: 3\n", "unknown setting 'iteratons' \\(did you mean 'iterations'\\?\\)"),
+        ("iterations: three\n", "iterations: expected int, got str 'three'"),
+        ("iterations: 0\n", "iterations must be >= 1, got 0"),
+        ("learning_rate: -1\n", "learning_rate must be > 0"),
+        ("prior_weight: .nan\n", "prior_weight"),
+        ("iterations: [1\n", "not valid YAML"),
+        ("- 1\n- 2\n", "expected a mapping"),
+    ],
+)
+def test_bad_configs_are_refused_naming_the_setting(tmp_path, text, match):
+    with pytest.raises(ConfigError, match=match):
+        load_config(ExampleConfig, _config(tmp_path, text))
+
+
+def test_a_missing_config_file_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="no such config file"):
+        load_config(ExampleConfig, tmp_path / "nope.yaml")
+
+
+def test_a_smoke_run_writes_the_whole_run_directory(tmp_path):
+    out = tmp_path / "run"
+    assert main(["method", "run", "example", str(SMOKE), "--out", str(out), "--no-progress"]) == 0
+    recorded = json.loads((out / "config.json").read_text())
+    assert recorded["method"] == "example" and recorded["config"]["iterations"] == 4
+    assert recorded["versions"]["textagents"] and "machine" in recorded
+    metrics = _metrics(out)
+    assert [(r["kind"], r["iteration"]) for r in metrics] == [
+        ("train", 1),
+        ("train", 2),
+        ("eval", 2),
+        ("train", 3),
+        ("train", 4),
+        ("eval", 4),
+    ]
+    assert [p.name for p in sorted((out / "checkpoints").iterdir())] == ["iter_000003", "iter_000004"]
+    assert (out / "curves.png").stat().st_size > 1000 and any((out / "tensorboard").iterdir())
+    report = (out / "report.md").read_text()
+    assert "# example" in report and "## Last evaluation (iteration 4)" in report and "curves.png" in report
+
+
+def test_an_existing_run_is_never_overwritten_and_resume_needs_something_to_resume(tmp_path, capsys):
+    out = tmp_path / "run"
+    run_method("example", SMOKE, out, progress=False)
+    assert main(["method", "run", "example", str(SMOKE), "--out", str(out), "--no-progress"]) == 2
+    assert "is not empty: pass --resume" in capsys.readouterr().err
+    with pytest.raises(RunDirError, match="holds no run"):
+        run_method("example", SMOKE, tmp_path / "empty", resume=True, progress=False)
+    (tmp_path / "started").mkdir()
+    (tmp_path / "started" / "config.json").write_text((out / "config.json").read_text())
+    with pytest.raises(RunDirError, match="no checkpoint yet: nothing to resume"):
+        run_method("example", SMOKE, tmp_path / "started", resume=True, progress=False)
+
+
+def test_resuming_with_another_config_names_the_changed_settings(tmp_path):
+    out = tmp_path / "run"
+    run_method("example", SMOKE, out, progress=False)
+    changed = _config(tmp_path, SMOKE.read_text().replace("learning_rate", "x") + "learning_rate: 0.1\n")
+    with pytest.raises(RunDirError, match=r"another config \(learning_rate: 0.5 -> 0.1\)"):
+        run_method("example", changed, out, resume=True, progress=False)
+
+
+LONG = """\
+iterations: 60
+checkpoint_every: 1
+eval_every: 7
+max_steps: 12
+episodes_per_iteration: 6
+eval_episodes: 3
+"""
+
+
+def test_a_run_killed_mid_way_resumes_to_the_same_metrics_as_an_uninterrupted_one(tmp_path):
+    config = _config(tmp_path, LONG)
+    reference = tmp_path / "reference"
+    run_method("example", config, reference, progress=False)
+
+    killed = tmp_path / "killed"
+    command = [sys.executable, "-m", "textagents.cli", "method", "run", "example", str(config), "--out", str(killed)]
+    process = subprocess.Popen([*command, "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    metrics = killed / "metrics.jsonl"
+    while time.monotonic() < deadline and process.poll() is None:
+        if metrics.is_file() and metrics.read_text().count('"train"') >= 12:
+            break
+        time.sleep(0.02)
+    assert process.poll() is None, "the run ended before it could be killed"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    logged = metrics.read_text().count('"train"')
+    assert 12 <= logged < 60
+
+    assert main(["method", "run", "example", str(config), "--out", str(killed), "--resume", "--no-progress"]) == 0
+    assert _metrics(killed) == _metrics(reference)  # nothing lost, nothing counted twice, same numbers
+    report = (killed / "report.md").read_text()
+    assert report.split("## Config")[1] == (reference / "report.md").read_text().split("## Config")[1]
+
+
+def test_eval_evaluates_a_checkpoint_and_appends_the_result(tmp_path, capsys):
+    out = tmp_path / "run"
+    run_method("example", SMOKE, out, progress=False)
+    assert main(["method", "eval", "example", str(out)]) == 0
+    last = json.loads(capsys.readouterr().out)
+    assert last["iteration"] == 4 and last["success"] == _metrics(out)[-1]["success"]
+    third = evaluate_run("example", out, checkpoint=3)
+    assert third["iteration"] == 3
+    assert [json.loads(line)["iteration"] for line in (out / "evals.jsonl").read_text().splitlines()] == [4, 3]
+    with pytest.raises(RunDirError, match="no checkpoint of iteration 1; it has: 3, 4"):
+        evaluate_run("example", out, checkpoint=1)
+
+
+def test_llm_calls_are_recorded_in_the_run_and_replay_without_a_model(tmp_path, tiny_models):
+    config = _config(tmp_path, SMOKE.read_text().replace("prior_weight: 0.0", "prior_weight: 1.0"))
+    recorded = tmp_path / "recorded"
+    run_method("example", config, recorded, llm=LLMChoice(model=str(tiny_models.causal)), progress=False)
+    calls = recorded / "llm_calls.jsonl"
+    lines = calls.read_text().splitlines()
+    assert lines and all(json.loads(line)["kind"] == "score" for line in lines)
+    replayed = tmp_path / "replayed"
+    run_method("example", config, replayed, llm=LLMChoice(replay=str(calls)), progress=False)
+    assert _metrics(replayed) == _metrics(recorded)
+    with pytest.raises(RunDirError, match="names none: set `model:` or pass --model"):
+        run_method("example", config, tmp_path / "no-model", progress=False)
+
+
+def test_method_list_names_every_method_and_its_configs(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    assert main(["method", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "example: template method" in out and "benchmarks/methods/example/smoke.yaml" in out
+
+
+def test_an_unknown_method_is_refused_with_the_valid_ones():
+    with pytest.raises(ValueError, match=r"unknown method 'glamm'.*valid: example"):
+        run_method("glamm", SMOKE, "/nonexistent", progress=False)
+    assert main(["method", "run", "glamm", str(SMOKE), "--out", "/nonexistent"]) == 2

@@ -1,0 +1,86 @@
+"""A method's configuration: a frozen dataclass read from YAML (safe loader), every key and type checked."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from textagents.bench.suite import unknown_choice
+from textagents.bench.typecheck import describe, matches, parameter_hints
+
+
+class ConfigError(ValueError):
+    """A bad configuration: the message names the file, the key and what is valid."""
+
+
+@dataclass(frozen=True)
+class MethodConfig:
+    """What every method's config holds.
+
+    ``iterations`` of training, a checkpoint every ``checkpoint_every`` iterations (and at the end), an
+    evaluation every ``eval_every`` (0: only at the end), ``keep_checkpoints`` kept on disk, the ``seed`` of
+    everything random, and the LLM: ``model`` (a local transformers directory, a downloaded model's name such
+    as ``smollm2-135m-instruct``, or a name at ``base_url``, an OpenAI-compatible server whose key is read
+    from ``api_key_env``); ``None`` where the method runs without one.
+    """
+
+    iterations: int = 10
+    checkpoint_every: int = 1
+    eval_every: int = 0
+    keep_checkpoints: int = 2
+    seed: int = 0
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+
+    def __post_init__(self) -> None:
+        for name in ("iterations", "checkpoint_every", "keep_checkpoints"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.eval_every < 0:
+            raise ValueError(f"eval_every must be >= 0 (0: only at the end), got {self.eval_every}")
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{field.name} must be a finite number, got {value}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+C = TypeVar("C", bound=MethodConfig)
+
+
+def config_from_dict(cls: type[C], raw: Any, source: str, overrides: dict[str, Any] | None = None) -> C:
+    """``cls`` from a mapping; unknown keys, wrong types and bad values raise ``ConfigError`` naming them."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping of settings, got {type(raw).__name__}")
+    valid = [f.name for f in fields(cls)]
+    hints = parameter_hints(cls)
+    values = {**raw, **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    for key, value in values.items():
+        if key not in valid:
+            raise ConfigError(f"{source}: {unknown_choice('setting', key, valid)}")
+        if key in hints and not matches(value, hints[key]):
+            raise ConfigError(f"{source}: {key}: expected {describe(hints[key])}, got {type(value).__name__} {value!r}")
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"{source}: {error}") from error
+
+
+def load_config(cls: type[C], path: str | Path, overrides: dict[str, Any] | None = None) -> C:
+    """Read ``path`` (YAML, safe loader) into ``cls``; ``overrides`` (e.g. ``--model``) win over the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such config file")
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from error
+    return config_from_dict(cls, raw, str(path), overrides)

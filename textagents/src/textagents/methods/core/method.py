@@ -1,0 +1,59 @@
+"""The interface every method implements, and what the runner hands it."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textagents.llm.base import LLMBackend
+from textagents.methods.core.config import MethodConfig
+from textagents.methods.core.run_dir import Checkpoint
+
+
+@dataclass
+class RunContext:
+    """What a method may use: its run folder and the LLM (built on first use, recorded to the run's
+    ``llm_calls.jsonl`` or replayed from a recording)."""
+
+    run_dir: Path
+    llm: Callable[[], LLMBackend]
+
+
+class Method(ABC):
+    """A paper's training method, as the runner drives it.
+
+    ``train_iteration(i)`` does iteration ``i`` (1-based) and returns its metrics; ``evaluate()`` returns the
+    method's evaluation metrics; ``checkpoint(i)`` / ``restore(checkpoint)`` save and load everything a
+    resumed run needs to continue exactly as an uninterrupted one (RNG states included);
+    ``report_sections(metrics)`` adds the method's own markdown to ``report.md`` (the paper's numbers beside
+    ours, what falls short).
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    config_class: ClassVar[type[MethodConfig]]
+
+    def __init__(self, config: MethodConfig, context: RunContext):
+        self.config = config
+        self.context = context
+
+    @abstractmethod
+    def train_iteration(self, iteration: int) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def evaluate(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def checkpoint(self, iteration: int) -> Checkpoint: ...
+
+    @abstractmethod
+    def restore(self, checkpoint: Checkpoint) -> None: ...
+
+    def report_sections(self, metrics: list[dict[str, Any]]) -> list[str]:
+        return []
+
+    def close(self) -> None:  # noqa: B027  (optional hook: most methods hold nothing to release)
+        """Release what the method holds (env workers, models)."""

@@ -1,0 +1,139 @@
+"""Running a method: create or resume its run directory, train with a progress bar, checkpoint, evaluate,
+log (metrics.jsonl and TensorBoard) and write the report; and evaluating a run's checkpoint."""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from textagents.llm.base import LLMBackend
+from textagents.methods.core.config import config_from_dict, load_config
+from textagents.methods.core.method import RunContext
+from textagents.methods.core.report import write_report
+from textagents.methods.core.run_dir import RunDir, RunDirError
+from textagents.methods.registry import method_class
+
+
+@dataclass(frozen=True)
+class LLMChoice:
+    """The command line's LLM settings: they override the config's, and say where calls are recorded or
+    replayed from (default: recorded to the run's ``llm_calls.jsonl``)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    record: str | None = None
+    replay: str | None = None
+
+    def config_overrides(self) -> dict[str, Any]:
+        return {"model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env}
+
+
+def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
+    @functools.cache
+    def build() -> LLMBackend:
+        from textagents.llm.record import RecordingBackend, ReplayBackend
+
+        if choice.replay is not None:
+            backend: LLMBackend = ReplayBackend(choice.replay)
+        elif config.model is None:
+            raise RunDirError("this config uses an LLM but names none: set `model:` or pass --model / --base-url")
+        elif config.base_url is not None:
+            from textagents.llm import OpenAIBackend
+
+            backend = OpenAIBackend(config.model, base_url=config.base_url, api_key_env=config.api_key_env)
+        else:
+            from textagents.llm.transformers_backend import TransformersBackend
+
+            backend = TransformersBackend(config.model)
+        return RecordingBackend(backend, choice.record or run.llm_calls_path)
+
+    return build
+
+
+def _tensorboard(run: RunDir, start: int):
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(str(run.path / "tensorboard"), purge_step=start + 1)
+
+
+def _log(run: RunDir, writer: Any, record: dict[str, Any]) -> None:
+    run.log(record)
+    for key, value in record.items():
+        if isinstance(value, int | float) and not isinstance(value, bool) and key not in ("iteration", "time"):
+            writer.add_scalar(f"{record['kind']}/{key}", value, record["iteration"])
+    writer.flush()
+
+
+def run_method(
+    name: str,
+    config_path: str | Path,
+    out: str | Path,
+    *,
+    resume: bool = False,
+    llm: LLMChoice | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train ``name`` with the config at ``config_path`` into ``out`` (or continue it with ``resume``)."""
+    cls = method_class(name)
+    llm = llm or LLMChoice()
+    config = load_config(cls.config_class, config_path, llm.config_overrides())
+    run = RunDir(out)
+    method = cls(config, RunContext(run.path, _llm_factory(config, run, llm)))
+    try:
+        start = 0
+        if resume:
+            checkpoint = run.resume(name, config.as_dict())
+            method.restore(checkpoint)
+            start = checkpoint.iteration
+        else:
+            run.create(name, config.as_dict())
+        writer = _tensorboard(run, start)
+        began = time.monotonic()
+        bar = tqdm(total=config.iterations, initial=start, desc=name, unit="iter", disable=not progress)
+        for iteration in range(start + 1, config.iterations + 1):
+            metrics = method.train_iteration(iteration)
+            _log(run, writer, {"kind": "train", "iteration": iteration, **metrics, "time": time.time()})
+            last = iteration == config.iterations
+            if (config.eval_every and iteration % config.eval_every == 0) or last:
+                _log(run, writer, {"kind": "eval", "iteration": iteration, **method.evaluate(), "time": time.time()})
+            if iteration % config.checkpoint_every == 0 or last:
+                run.save_checkpoint(method.checkpoint(iteration), keep=config.keep_checkpoints)
+            bar.update(1)
+            bar.set_postfix({k: v for k, v in metrics.items() if isinstance(v, float)}, refresh=False)
+        bar.close()
+        writer.close()
+        records = run.metrics()
+        report = write_report(run.path, name, config.as_dict(), records, method.report_sections(records))
+        return {"run_dir": str(run.path), "report": str(report), "elapsed_s": time.monotonic() - began}
+    finally:
+        method.close()
+
+
+def evaluate_run(name: str, out: str | Path, *, checkpoint: int | None = None, llm: LLMChoice | None = None) -> dict:
+    """Evaluate a run's checkpoint (default: its last) and append the result to its ``evals.jsonl``."""
+    cls = method_class(name)
+    run = RunDir(out)
+    recorded = run.recorded()
+    if recorded["method"] != name:
+        raise RunDirError(f"{run.path} is a {recorded['method']!r} run, not {name!r}")
+    llm = llm or LLMChoice()
+    config = config_from_dict(
+        cls.config_class, recorded["config"], str(run.path / "config.json"), llm.config_overrides()
+    )
+    state = run.load_checkpoint(checkpoint)
+    if state is None:
+        raise RunDirError(f"{run.path} has no checkpoint to evaluate yet")
+    method = cls(config, RunContext(run.path, _llm_factory(config, run, llm)))
+    try:
+        method.restore(state)
+        result = {"iteration": state.iteration, **method.evaluate(), "time": time.time()}
+    finally:
+        method.close()
+    run.log_eval(result)
+    return result

@@ -1,0 +1,1 @@
+"""The template method: the smallest thing with every part a paper's method has (see ``method.py``)."""

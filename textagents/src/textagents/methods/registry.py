@@ -1,0 +1,38 @@
+"""The methods ``textagents method`` knows: one table, name -> class (imported on use)."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from textagents.bench.suite import unknown_choice
+
+
+@dataclass(frozen=True)
+class MethodEntry:
+    name: str
+    summary: str
+    entry_point: str  # "module:Class"
+
+
+METHOD_TABLE: tuple[MethodEntry, ...] = (
+    MethodEntry(
+        "example",
+        "template method: tabular REINFORCE on BabyAI-Text commands from an LLM-scored prior",
+        "textagents.methods.example.method:ExampleMethod",
+    ),
+)
+
+METHODS = {entry.name: entry for entry in METHOD_TABLE}
+
+
+class UnknownMethodError(ValueError):
+    """A method name that is not in the table."""
+
+
+def method_class(name: str) -> Any:
+    if name not in METHODS:
+        raise UnknownMethodError(unknown_choice("method", name, list(METHODS)))
+    module, _, attribute = METHODS[name].entry_point.partition(":")
+    return getattr(importlib.import_module(module), attribute)
