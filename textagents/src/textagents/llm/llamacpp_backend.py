@@ -1,0 +1,108 @@
+"""A backend over a GGUF file with llama.cpp (``llama-cpp-python``, extra ``textagents[llamacpp]``): faster CPU
+generation than transformers for rollouts; training stays on the transformers weights."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from textagents.llm.accounting import TokenUsage
+from textagents.llm.base import Message, Sampling, check_score_inputs
+from textagents.llm.models import MODELS, gguf_path, resolve_model
+
+
+def _import_llama() -> Any:
+    try:
+        from llama_cpp import Llama
+    except ImportError as error:
+        raise ImportError(
+            "the llama.cpp backend needs llama-cpp-python: pip install 'textagents[llamacpp]' (it compiles from "
+            "source, ~6 minutes), or use the transformers backend (TransformersBackend)"
+        ) from error
+    return Llama
+
+
+def gguf_file(model: str | os.PathLike[str]) -> Path:
+    """The GGUF of a downloaded model's name (``smollm2-135m-instruct``), or the given ``.gguf`` path."""
+    text = str(model)
+    if text in MODELS:
+        resolve_model(text)  # raises, naming the download command, when the model is not in the cache
+        return gguf_path(text)
+    path = Path(text)
+    if path.suffix != ".gguf" or not path.is_file():
+        raise FileNotFoundError(f"{text} is not a .gguf file nor a downloaded model name ({', '.join(MODELS)})")
+    return path
+
+
+class LlamaCppBackend:
+    """``generate``/``chat`` with llama.cpp, ``score`` from its logits (lamorel's sum of log-probabilities).
+
+    Arguments: ``model`` (a ``.gguf`` path or a downloaded model's name), ``n_ctx`` (context window),
+    ``n_threads`` (default: llama.cpp's), ``model_name`` (default: the file's stem).
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str],
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        model_name: str | None = None,
+    ):
+        llama = _import_llama()
+        path = gguf_file(model)
+        self.llm = llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, logits_all=True, verbose=False)
+        self.model_name = model_name or (str(model) if str(model) in MODELS else path.stem)
+        self.usage = TokenUsage()
+
+    def _complete(self, prompt: str, settings: Sampling) -> str:
+        response = self.llm.create_completion(
+            prompt,
+            max_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            stop=list(settings.stop) or None,
+            seed=settings.seed if settings.seed is not None else -1,
+        )
+        usage = response["usage"]
+        self.usage.add(usage["prompt_tokens"], usage["completion_tokens"])
+        return response["choices"][0]["text"]
+
+    def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
+        settings = Sampling.of(**sampling)
+        return [self._complete(prompt, settings) for prompt in prompts]
+
+    def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
+        settings = Sampling.of(**sampling)
+        response = self.llm.create_chat_completion(
+            messages=[dict(m) for m in messages],
+            max_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            stop=list(settings.stop) or None,
+            seed=settings.seed if settings.seed is not None else -1,
+        )
+        usage = response["usage"]
+        self.usage.add(usage["prompt_tokens"], usage["completion_tokens"])
+        return response["choices"][0]["message"]["content"] or ""
+
+    def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
+        check_score_inputs(contexts, candidates)
+        return [
+            [self._candidate_logprob(context, c) for c in options]
+            for context, options in zip(contexts, candidates, strict=True)
+        ]
+
+    def _candidate_logprob(self, context: str, candidate: str) -> float:
+        prefix = self.llm.tokenize(context.encode())
+        tokens = self.llm.tokenize(candidate.encode(), add_bos=False)
+        self.llm.reset()
+        self.llm.eval(prefix + tokens)
+        self.usage.add(len(prefix) + len(tokens), 0)
+        logits = np.asarray(self.llm.scores[len(prefix) - 1 : len(prefix) + len(tokens) - 1], dtype=np.float64)
+        log_probs = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+        return float(sum(log_probs[i, token] for i, token in enumerate(tokens)))
