@@ -176,3 +176,15 @@ def test_a_failing_episode_stops_the_run_naming_it_and_keeps_the_finished_ones(t
         ("random", "BabyAI-Text-GoToLocal-v0", 0),
         ("random", "BabyAI-Text-GoToLocal-v0", 1),
     ]
+
+
+def test_invalid_and_parse_fallback_rates_are_per_step():
+    from textagents.bench.report import step_rates
+
+    records = [
+        {"steps": 10, "invalid_actions": 1, "agent_stats": {"exact": 2, "fallback": 8}},
+        {"steps": 30, "invalid_actions": 0, "agent_stats": {"exact": 28, "fallback": 2}},
+    ]
+    assert step_rates(records) == {"invalid_rate": 1 / 40, "parse_fallback_rate": 10 / 40}
+    no_llm = [{"steps": 5, "invalid_actions": 0, "agent_stats": {}}]
+    assert step_rates(no_llm) == {"invalid_rate": 0.0, "parse_fallback_rate": None}

@@ -4,6 +4,7 @@ the real model loaded from the cache when it has been downloaded (CI downloads n
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import zipfile
 from pathlib import Path
@@ -102,3 +103,38 @@ def test_the_real_model_loads_offline_from_the_cache_and_answers():
     assert "Paris" in answer
     ((good, bad),) = backend.score(["The capital of France is"], [[" Paris", " banana"]])
     assert good > bad
+
+
+@pytest.mark.skipif(
+    not (REAL / "config.json").is_file() or importlib.util.find_spec("llama_cpp") is None,
+    reason="needs the downloaded SmolLM2 and llama-cpp-python (pip install 'textagents[llamacpp]')",
+)
+def test_llama_cpp_scores_like_transformers_on_the_same_model():
+    from textagents.llm.llamacpp_backend import LlamaCppBackend
+    from textagents.llm.transformers_backend import TransformersBackend
+
+    fast, reference = LlamaCppBackend("smollm2-135m-instruct"), TransformersBackend("smollm2-135m-instruct")
+    contexts, candidates = ["The capital of France is"], [[" Paris", " banana", " London"]]
+    ours, theirs = fast.score(contexts, candidates)[0], reference.score(contexts, candidates)[0]
+    assert max(range(3), key=ours.__getitem__) == max(range(3), key=theirs.__getitem__) == 0
+    assert ours == pytest.approx(theirs, abs=1.0)  # Q4_1 weights against their float32 dequantization
+    assert "Paris" in fast.generate(["The capital of France is"], max_tokens=8)[0]
+    assert fast.chat([{"role": "user", "content": "Name a fruit."}], max_tokens=8).strip()
+    assert fast.usage.completion_tokens > 0
+
+
+def test_the_llama_cpp_backend_names_its_extra_when_missing(monkeypatch):
+    import builtins
+
+    from textagents.llm import llamacpp_backend
+
+    real_import = builtins.__import__
+
+    def without_llama(name, *args, **kwargs):
+        if name == "llama_cpp":
+            raise ImportError("no llama_cpp")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_llama)
+    with pytest.raises(ImportError, match=r"textagents\[llamacpp\].*TransformersBackend"):
+        llamacpp_backend.LlamaCppBackend("smollm2-135m-instruct")
