@@ -46,7 +46,10 @@ def transformers_rows(args: argparse.Namespace) -> dict:
     contexts = glam_contexts(8)
     candidates = [COMMANDS] * len(contexts)
     pairs = len(contexts) * len(COMMANDS)
-    for name, scorer in (("score_pairs_per_s_reuse", backend.score), ("score_pairs_per_s_no_reuse", backend.score_without_reuse)):
+    for name, scorer in (
+        ("score_pairs_per_s_reuse", backend.score),
+        ("score_pairs_per_s_no_reuse", backend.score_without_reuse),
+    ):
         start = time.perf_counter()
         scorer(contexts, candidates)
         rows[name] = pairs / (time.perf_counter() - start)
