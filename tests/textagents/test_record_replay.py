@@ -11,6 +11,7 @@ import gymnasium as gym
 import pytest
 
 from tests.textagents.bench_fixtures import episodes_without_timing, write_suite
+from tests.textagents.test_bench_llm import LLM_SUITE
 from textagents.agents import GenerationAgent, ScoringAgent, prompt_builder_for
 from textagents.cli import main
 from textagents.jsonl import append_lines
@@ -138,20 +139,8 @@ def test_wrap_backend_builds_nothing_to_replay_and_refuses_both(tmp_path):
         wrap_backend(None, replay=tmp_path / "missing.jsonl")
 
 
-SUITE = """\
-name: recorded
-seeds: [0, 1]
-envs:
-  - id: BabyAI-Text-GoToLocal-v0
-    kwargs: {max_steps: 4}
-agents:
-  - {name: scorer, kind: llm-score}
-  - {name: writer, kind: llm-generate, max_tokens: 6, temperature: 0.7}
-"""
-
-
 def test_bench_cli_records_with_a_model_and_replays_without_one(tmp_path, tiny_models, data_dir):
-    suite = write_suite(tmp_path, SUITE)
+    suite = write_suite(tmp_path, LLM_SUITE)
     calls = tmp_path / "calls.jsonl"
     base = ["bench", "run", str(suite), "--no-progress"]
     assert (
@@ -166,7 +155,7 @@ def test_bench_cli_records_with_a_model_and_replays_without_one(tmp_path, tiny_m
 def test_a_suite_names_its_recording_relative_to_its_file(tmp_path, tiny_models, data_dir):
     from textagents.bench import load_suite
 
-    suite = write_suite(tmp_path, SUITE.replace("kind: llm-score}", "kind: llm-score, llm_replay: calls.jsonl}"))
+    suite = write_suite(tmp_path, LLM_SUITE.replace("kind: llm-score}", "kind: llm-score, llm_replay: calls.jsonl}"))
     loaded = load_suite(suite, llm_overrides={"model": str(tiny_models.causal)})
     assert ("scorer", f"no LLM recording at {(tmp_path / 'calls.jsonl').resolve()}") in loaded.skipped
     assert [a.name for a in loaded.agents] == ["writer"]

@@ -59,15 +59,19 @@ class LlamaCppBackend:
         self.model_name = model_name or (str(model) if str(model) in MODELS else path.stem)
         self.usage = TokenUsage()
 
+    @staticmethod
+    def _options(settings: Sampling) -> dict[str, Any]:
+        """llama.cpp's names for the sampling settings (seed -1: a random seed)."""
+        return {
+            "max_tokens": settings.max_tokens,
+            "temperature": settings.temperature,
+            "top_p": settings.top_p,
+            "stop": list(settings.stop) or None,
+            "seed": settings.seed if settings.seed is not None else -1,
+        }
+
     def _complete(self, prompt: str, settings: Sampling) -> str:
-        response = self.llm.create_completion(
-            prompt,
-            max_tokens=settings.max_tokens,
-            temperature=settings.temperature,
-            top_p=settings.top_p,
-            stop=list(settings.stop) or None,
-            seed=settings.seed if settings.seed is not None else -1,
-        )
+        response = self.llm.create_completion(prompt, **self._options(settings))
         usage = response["usage"]
         self.usage.add(usage["prompt_tokens"], usage["completion_tokens"])
         return response["choices"][0]["text"]
@@ -78,14 +82,7 @@ class LlamaCppBackend:
 
     def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
         settings = Sampling.of(**sampling)
-        response = self.llm.create_chat_completion(
-            messages=[dict(m) for m in messages],
-            max_tokens=settings.max_tokens,
-            temperature=settings.temperature,
-            top_p=settings.top_p,
-            stop=list(settings.stop) or None,
-            seed=settings.seed if settings.seed is not None else -1,
-        )
+        response = self.llm.create_chat_completion(messages=[dict(m) for m in messages], **self._options(settings))
         usage = response["usage"]
         self.usage.add(usage["prompt_tokens"], usage["completion_tokens"])
         return response["choices"][0]["message"]["content"] or ""
