@@ -105,11 +105,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _bench_run(args: argparse.Namespace) -> int:
     from textagents.bench import SuiteError, load_suite, run_suite
 
-    model = args.model
-    if model is not None and args.base_url is None and os.path.exists(model):
-        model = os.path.abspath(model)
     overrides = {
-        "model": model,
+        "model": _model(args),
         "base_url": args.base_url,
         "api_key_env": args.api_key_env,
         "llm_record": _absolute(args.llm_record),
@@ -155,6 +152,13 @@ def _absolute(path: str | None) -> str | None:
     return None if path is None else os.path.abspath(path)
 
 
+def _model(args: argparse.Namespace) -> str | None:
+    """``--model``, made absolute when it is a local folder (workers and run files may resolve it elsewhere)."""
+    if args.model is not None and args.base_url is None and os.path.exists(args.model):
+        return os.path.abspath(args.model)
+    return args.model
+
+
 def _add_llm_recording(parser: argparse.ArgumentParser) -> None:
     recording = parser.add_mutually_exclusive_group()
     recording.add_argument("--llm-record", metavar="FILE", help="append every LLM request and answer to this JSONL")
@@ -195,10 +199,8 @@ def _method_list(args: argparse.Namespace) -> int:
 def _llm_choice(args: argparse.Namespace):
     from textagents.methods.core.runner import LLMChoice
 
-    model = args.model
-    if model is not None and args.base_url is None and os.path.exists(model):
-        model = os.path.abspath(model)
-    return LLMChoice(model, args.base_url, args.api_key_env, _absolute(args.llm_record), _absolute(args.llm_replay))
+    record, replay = _absolute(args.llm_record), _absolute(args.llm_replay)
+    return LLMChoice(_model(args), args.base_url, args.api_key_env, record, replay)
 
 
 def _method_run(args: argparse.Namespace) -> int:
@@ -286,10 +288,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--workers", type=int, default=1, help="episodes played at once (default %(default)s)")
     run.add_argument("--backend", default="local", choices=["local", "ray"])
     run.add_argument("--address", help="Ray cluster address (default: start a local Ray with --workers CPUs)")
-    run.add_argument("--model", help="LLM agents' model: a local transformers directory, or a name at --base-url")
-    run.add_argument("--base-url", help="LLM agents' OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
-    run.add_argument("--api-key-env", help="environment variable holding the server's API key")
-    _add_llm_recording(run)
+    _add_llm_options(run)
     run.add_argument("--trajectories", action="store_true", help="also write every step of every episode")
     run.add_argument("--dry-run", action="store_true", help="validate the suite and list its episodes")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
