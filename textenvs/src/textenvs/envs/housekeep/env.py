@@ -72,8 +72,9 @@ class HousekeepTextEnv(TextEnv):
     ``llm_personalize`` episodes ``train``/``test``), ``episode_source`` (``generated``/``original``/
     ``llm_personalize``), ``objects_split`` (``seen``/``unseen``, for val/test),
     ``text_style``, ``reward_style`` (``housekeep``/``ellm``), ``fail_penalty`` (default 0; -0.2 is the value
-    Housekeep's config intended), ``reward_scale`` (default 1; Housekeep trained with 0.1), ``max_steps``,
-    ``max_commands``, ``data_dir``, plus ``obs_mode``, ``action_mode``,
+    Housekeep's config intended), ``reward_scale`` (default 1; Housekeep trained with 0.1), ``expert_mode``
+    (``efficient``: nearest correct receptacle, re-planned every command; ``faithful``: LLM-Personalize's
+    demonstrator), ``max_steps``, ``max_commands``, ``data_dir``, plus ``obs_mode``, ``action_mode``,
     ``render_mode``. ``reset(options={"scene": name, "episode_index": i})`` picks an episode (the index
     into the scene's original file), ``reset(options={"episode": Episode(...)})`` plays a given one.
 
