@@ -85,3 +85,57 @@ def test_the_papers_selection_of_demonstrations():
     assert len(episodes) == 4 and min(episodes) >= 25 and all(i % 25 >= 5 for i in episodes)
     assert episodes == sorted(episodes) and not chosen.rejected["Pomaria_2_int"]
     assert len(chosen.train["Pomaria_2_int"]) > 3 * 2 and len(chosen.validation["Pomaria_2_int"]) >= 2
+
+
+class _DemonstratorBackend:
+    """Answers every planning call with the faithful demonstrator's plan for the env's current state."""
+
+    model_name = "demonstrator"
+
+    def __init__(self, env):
+        from textagents.llm import TokenUsage
+
+        self.env, self.usage, self.planner, self.episode = env, TokenUsage(), None, None
+
+    def chat(self, messages, **sampling):
+        from textenvs.envs.housekeep.expert import format_plan, make_planner
+
+        world = self.env.unwrapped.world
+        if world is not self.episode:
+            self.episode, self.planner = world, make_planner("faithful", world)
+        return format_plan(self.planner.plan(world))
+
+
+class _RamblingBackend:
+    model_name = "rambling"
+
+    def __init__(self):
+        from textagents.llm import TokenUsage
+
+        self.usage = TokenUsage()
+
+    def chat(self, messages, **sampling):
+        return "I will tidy the house now.\nFirst, I should think about it."
+
+
+def test_the_planner_loop_with_the_demonstrators_plans_tidies_every_episode():
+    from textagents.methods.llm_personalize.planner import evaluate, rollout
+
+    env = HousekeepTextEnv(scenes=["Merom_1_int", "Rs_int"], episode_source="llm_personalize", split="test")
+    backend = _DemonstratorBackend(env)
+    run = rollout(env, backend, options={"scene": "Merom_1_int", "episode_index": 3})
+    assert run.metrics["success_rate"] == 1.0 and run.parse_rate == 1.0 and run.step_success_rate == 1.0
+    assert run.calls[0].steps[0].startswith("go to") and run.calls[-1].steps == [MISSION_COMPLETE]
+    assert any(call.correct_after == call.correct_before + 1 for call in run.calls)
+    assert run.calls[0].messages[1]["content"].endswith("Steps: \nstep 1: ")
+    result = evaluate(env, backend, ["Merom_1_int", "Rs_int"], [0, 25])
+    assert result["success_rate"] == result["success_rate/Rs_int"] == 1.0 and result["parse_rate"] == 1.0
+
+
+def test_a_planner_that_never_names_a_command_ends_within_its_budget():
+    from textagents.methods.llm_personalize.planner import rollout
+
+    env = HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
+    run = rollout(env, _RamblingBackend(), options={"scene": "Rs_int", "episode_index": 7}, command_budget=12)
+    assert run.parse_rate == 0.0 and run.metrics["success_rate"] == 0.0
+    assert sum(len(call.played) for call in run.calls) <= 12
