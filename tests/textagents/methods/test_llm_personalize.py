@@ -139,3 +139,27 @@ def test_a_planner_that_never_names_a_command_ends_within_its_budget():
     run = rollout(env, _RamblingBackend(), options={"scene": "Rs_int", "episode_index": 7}, command_budget=12)
     assert run.parse_rate == 0.0 and run.metrics["success_rate"] == 0.0
     assert sum(len(call.played) for call in run.calls) <= 12
+
+
+@pytest.mark.parametrize(("lora", "learning_rate"), [(True, 5e-2), (False, 1e-2)])
+def test_fine_tuning_on_demonstration_pairs_lowers_the_loss_and_saves_a_loadable_model(
+    tmp_path, tiny_models, lora, learning_rate
+):
+    import torch
+
+    from textagents.llm.transformers_backend import TransformersBackend
+    from textagents.methods.llm_personalize.finetune import FinetuneSettings, finetune
+
+    env = HousekeepTextEnv(scenes=["Pomaria_2_int"], episode_source="llm_personalize")
+    pairs = demonstrate(env, "Pomaria_2_int", 30)[:3]
+    backend = TransformersBackend(tiny_models.causal)
+    before = {k: v.clone() for k, v in backend.model.state_dict().items()}
+    settings = FinetuneSettings(epochs=4, learning_rate=learning_rate, batch_size=3, lora=lora, max_length=512)
+    result = finetune(backend, pairs, tmp_path / "model", settings)
+    assert result["loss_last"] < result["loss_first"]
+    after = backend.model.state_dict()
+    assert any(not torch.equal(before[k], after[k]) for k in before if k in after)
+    reloaded = TransformersBackend(tmp_path / "model")
+    assert (tmp_path / "model" / "model.safetensors").is_file()
+    prompt = [pairs[0][:2]]
+    assert reloaded.chat(prompt[0], max_tokens=5) == backend.chat(prompt[0], max_tokens=5)

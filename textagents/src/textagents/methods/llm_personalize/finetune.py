@@ -1,0 +1,89 @@
+"""Supervised fine-tuning of the planner on chat pairs with ``trl``'s SFT trainer (LoRA through ``peft`` by
+default, full fine-tuning as an option), as LLM-Personalize's imitation and self-training steps do.
+
+A pair's prompt is rendered exactly as ``TransformersBackend.chat`` renders it at inference (the model's chat
+template, or a plain transcript for models without one) and the loss is on the assistant's plan only. The
+result is saved as a plain transformers model (LoRA merged) with safetensors weights, loadable by every
+backend and by ``textagents serve``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+Pair = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class FinetuneSettings:
+    """``epochs``, ``learning_rate``, ``batch_size``, ``lora`` (False: full fine-tuning), ``lora_r``,
+    ``max_length`` (tokens per example), ``seed``. CPU-safe defaults: no bf16, no gradient checkpointing."""
+
+    epochs: float = 1.0
+    learning_rate: float = 2e-4
+    batch_size: int = 4
+    lora: bool = True
+    lora_r: int = 8
+    max_length: int = 1024
+    seed: int = 0
+
+
+def sft_examples(backend: Any, pairs: list[Pair]) -> list[dict[str, str]]:
+    """Prompt/completion examples: the system and user messages as the backend renders them, the plan."""
+    eos = backend.tokenizer.eos_token or ""
+    return [{"prompt": backend.chat_prompt(pair[:2]), "completion": pair[2]["content"] + eos} for pair in pairs]
+
+
+def finetune(backend: Any, pairs: list[Pair], out: str | Path, settings: FinetuneSettings) -> dict[str, float]:
+    """Fine-tune ``backend``'s model (a ``TransformersBackend``) on ``pairs``; save it into ``out``.
+
+    Returns the training loss of the first and last logged steps. ``backend.model`` is the fine-tuned
+    model afterwards (merged), so the same backend plans with it.
+    """
+    from datasets import Dataset
+    from peft import LoraConfig
+    from trl import SFTConfig, SFTTrainer
+
+    if not pairs:
+        raise ValueError("no pairs to fine-tune on")
+    out = Path(out)
+    config = SFTConfig(
+        output_dir=str(out / "trainer"),
+        num_train_epochs=settings.epochs,
+        learning_rate=settings.learning_rate,
+        per_device_train_batch_size=settings.batch_size,
+        max_length=settings.max_length,
+        bf16=False,
+        fp16=False,
+        gradient_checkpointing=False,
+        use_cpu=True,
+        report_to=[],
+        save_strategy="no",
+        logging_steps=1,
+        seed=settings.seed,
+        completion_only_loss=True,
+        dataset_num_proc=None,
+    )
+    peft_config = (
+        LoraConfig(r=settings.lora_r, lora_alpha=2 * settings.lora_r, task_type="CAUSAL_LM") if settings.lora else None
+    )
+    backend.model.train()
+    trainer = SFTTrainer(
+        model=backend.model,
+        args=config,
+        train_dataset=Dataset.from_list(sft_examples(backend, pairs)),
+        processing_class=backend.tokenizer,
+        peft_config=peft_config,
+    )
+    trainer.train()
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    model = trainer.model.merge_and_unload() if settings.lora else trainer.model
+    model.eval()
+    model.save_pretrained(out, safe_serialization=True)
+    backend.tokenizer.save_pretrained(out)
+    backend.model = model
+    first, last = (losses[0], losses[-1]) if losses else (math.nan, math.nan)
+    return {"loss_first": float(first), "loss_last": float(last), "examples": float(len(pairs))}
