@@ -22,6 +22,11 @@ METHOD_TABLE: tuple[MethodEntry, ...] = (
         "template method: tabular REINFORCE on BabyAI-Text commands from an LLM-scored prior",
         "textagents.methods.example.method:ExampleMethod",
     ),
+    MethodEntry(
+        "llm_personalize",
+        "LLM-Personalize: a Housekeep planner, imitation of the demonstrator, reinforced self-training",
+        "textagents.methods.llm_personalize.method:LLMPersonalizeMethod",
+    ),
 )
 
 METHODS = {entry.name: entry for entry in METHOD_TABLE}

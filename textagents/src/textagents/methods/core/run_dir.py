@@ -94,6 +94,7 @@ class RunDir:
         if recorded["method"] != method:
             raise RunDirError(f"{self.path} is a {recorded['method']!r} run, not {method!r}")
         old = recorded["config"]
+        config = json.loads(json.dumps(config, default=to_json))  # as recorded: tuples are lists in JSON
         differ = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
         if differ:
             changes = ", ".join(f"{k}: {old.get(k)!r} -> {config.get(k)!r}" for k in differ)

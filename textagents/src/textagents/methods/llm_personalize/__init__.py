@@ -1,3 +1,3 @@
-"""LLM-Personalize (Han et al. 2024) on Housekeep-Text: the planner's parser and the imitation-learning
-demonstrations so far; the training loop (imitation, reinforced self-training) is being built on
-``textagents.methods.core``."""
+"""LLM-Personalize (Han et al. 2024) on Housekeep-Text: the planner (``planner.py``, ``plan_parser.py``), the
+paper's demonstrations (``demonstrations.py``), fine-tuning with trl (``finetune.py``) and the method that
+chains zero-shot evaluation, imitation and reinforced self-training (``method.py``, ``config.py``)."""

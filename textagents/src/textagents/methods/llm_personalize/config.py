@@ -1,0 +1,57 @@
+"""LLM-Personalize's settings (Han et al. 2024; METHODS.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textagents.methods.core.config import MethodConfig
+from textenvs.envs.housekeep.registration import LLM_PERSONALIZE_SCENES
+
+
+@dataclass(frozen=True)
+class LLMPersonalizeConfig(MethodConfig):
+    """Iteration 1 evaluates the zero-shot planner, then fine-tunes it on the demonstrator's plans
+    (``train_demonstrations`` + ``validation_demonstrations`` per scene); each later iteration is one round
+    of reinforced self-training on ``self_training_rollouts`` training episodes per scene. Evaluation: the
+    first ``eval_episodes`` episodes of each scene's train and test split. Fine-tuning: ``lora`` (rank
+    ``lora_r``) or full, ``learning_rate``, ``epochs``, ``batch_size``, ``max_length`` tokens. Planning:
+    ``max_new_tokens`` per plan, ``command_budget`` per episode, at most ``max_steps_per_plan`` steps."""
+
+    iterations: int = 3
+    scenes: tuple[str, ...] = LLM_PERSONALIZE_SCENES
+    train_demonstrations: int = 10
+    validation_demonstrations: int = 2
+    self_training_rollouts: int = 10
+    eval_episodes: int = 5
+    lora: bool = True
+    lora_r: int = 8
+    learning_rate: float = 2e-4
+    epochs: float = 1.0
+    batch_size: int = 4
+    max_length: int = 1024
+    max_new_tokens: int = 256
+    command_budget: int = 150
+    max_steps_per_plan: int = 10
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.scenes:
+            raise ValueError("scenes must name at least one scene")
+        object.__setattr__(self, "scenes", tuple(self.scenes))
+        for name in (
+            "train_demonstrations",
+            "self_training_rollouts",
+            "eval_episodes",
+            "lora_r",
+            "batch_size",
+            "max_length",
+            "max_new_tokens",
+            "command_budget",
+            "max_steps_per_plan",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.validation_demonstrations < 0:
+            raise ValueError(f"validation_demonstrations must be >= 0, got {self.validation_demonstrations}")
+        if self.learning_rate <= 0 or self.epochs <= 0:
+            raise ValueError(f"learning_rate and epochs must be > 0, got {self.learning_rate}, {self.epochs}")
