@@ -126,7 +126,10 @@ def test_the_planner_loop_with_the_demonstrators_plans_tidies_every_episode():
     run = rollout(env, backend, options={"scene": "Merom_1_int", "episode_index": 3})
     assert run.metrics["success_rate"] == 1.0 and run.parse_rate == 1.0 and run.step_success_rate == 1.0
     assert run.calls[0].steps[0].startswith("go to") and run.calls[-1].steps == [MISSION_COMPLETE]
-    assert any(call.correct_after == call.correct_before + 1 for call in run.calls)
+    movers = [call for call in run.calls if call.raised_correct_count]
+    assert movers and all(len(call.moves) == 1 and call.moves[0][2] != "held" for call in movers)
+    assert len({call.dedup_key for call in movers}) == len(movers)
+    assert not run.calls[0].moves and not run.calls[0].raised_correct_count  # the room sweep moves nothing
     assert run.calls[0].messages[1]["content"].endswith("Steps: \nstep 1: ")
     result = evaluate(env, backend, ["Merom_1_int", "Rs_int"], [0, 25])
     assert result["success_rate"] == result["success_rate/Rs_int"] == 1.0 and result["parse_rate"] == 1.0

@@ -1,5 +1,7 @@
 """``llm_personalize``: the planner tidies Housekeep-Text houses; imitation of the demonstrator, then
-reinforced self-training (Han et al. 2024). Iteration 1 = zero-shot evaluation + imitation learning;
+reinforced self-training (Han et al. 2024). Self-training keeps the planning calls that raised the number of
+correctly placed objects, only their succeeded steps, de-duplicated as the paper (objects moved, receptacles
+before and after, correct set before). Iteration 1 = zero-shot evaluation + imitation learning;
 iteration k > 1 = self-training round k - 1. Each round's dataset is saved in the run (``datasets/``), each
 fine-tuned model in ``models/iter_N`` (safetensors)."""
 
@@ -101,13 +103,11 @@ class LLMPersonalizeMethod(Method):
                 rollouts.append(run)
                 for call in run.calls:
                     done = [command for command, ok in call.played if ok and command is not None]
-                    if call.correct_after <= call.correct_before or not done:
+                    if not call.raised_correct_count or not done:
                         continue  # only plans that raised the number of correctly placed objects
-                    pair = [*call.messages, {"role": "assistant", "content": format_plan(done)}]
-                    key = (call.messages[1]["content"], pair[2]["content"])
-                    if key not in seen:
-                        seen.add(key)
-                        pairs.append(pair)
+                    if call.dedup_key not in seen:
+                        seen.add(call.dedup_key)
+                        pairs.append([*call.messages, {"role": "assistant", "content": format_plan(done)}])
         self._save_dataset(f"self_training_{iteration - 1}", pairs)
         metrics = {
             "rollout_success_rate": sum(r.metrics["success_rate"] for r in rollouts) / len(rollouts),

@@ -30,8 +30,19 @@ class PlanningCall:
     answer: str
     steps: list[str]
     played: list[tuple[str | None, bool]] = field(default_factory=list)  # (command, succeeded)
-    correct_before: int = 0
-    correct_after: int = 0
+    correct_before: frozenset[str] = frozenset()  # objects on a correct receptacle when the call was made
+    correct_after: frozenset[str] = frozenset()
+    moves: tuple[tuple[str, str, str], ...] = ()  # (object, receptacle before, receptacle after) it changed
+
+    @property
+    def raised_correct_count(self) -> bool:
+        return len(self.correct_after) > len(self.correct_before)
+
+    @property
+    def dedup_key(self) -> tuple:
+        """The paper's de-duplication key: the objects moved, their receptacles before and after, and the set
+        of correctly placed objects before."""
+        return (self.moves, self.correct_before)
 
 
 @dataclass
@@ -50,9 +61,14 @@ class Rollout:
         return sum(played) / len(played) if played else 0.0
 
 
-def _correct(env: Any) -> int:
+def _snapshot(env: Any) -> tuple[frozenset[str], dict[str, str]]:
+    """The correctly placed objects and every object's receptacle ("held" in a hand), by name."""
     world = env.unwrapped.world
-    return sum(world.is_correct(i) for i in range(len(world.object_keys)))
+    places = {
+        name: "held" if at < 0 else world.receptacles[at].name
+        for name, at in zip(world.object_names, world.location, strict=True)
+    }
+    return frozenset(n for i, n in enumerate(world.object_names) if world.is_correct(i)), places
 
 
 def rollout(
@@ -74,7 +90,8 @@ def rollout(
         messages = chat_messages(obs["text"], plan="")[:2]  # system and user: the paper's prompt
         answer = backend.chat(messages, **settings)
         parsed = parse_plan(answer, max_steps=max_steps_per_plan)
-        call = PlanningCall(messages, answer, [s.text for s in parsed.steps], correct_before=_correct(env))
+        correct_before, before = _snapshot(env)
+        call = PlanningCall(messages, answer, [s.text for s in parsed.steps], correct_before=correct_before)
         calls.append(call)
         settings["seed"] += 1
         for step in parsed.steps:
@@ -85,7 +102,8 @@ def rollout(
             commands += 1
             call.played.append((command, bool(info["action_succeeded"]) and not info["invalid_action"]))
             done = terminated or truncated or command == MISSION_COMPLETE
-        call.correct_after = _correct(env)
+        call.correct_after, after = _snapshot(env)
+        call.moves = tuple((name, before[name], after[name]) for name in sorted(before) if before[name] != after[name])
         if not parsed.steps:  # nothing to play: the answer still costs a command, as an invalid one
             obs, _, terminated, truncated, info = env.step(answer[:200])
             commands += 1
