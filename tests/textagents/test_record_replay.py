@@ -159,3 +159,19 @@ def test_a_suite_names_its_recording_relative_to_its_file(tmp_path, tiny_models,
     loaded = load_suite(suite, llm_overrides={"model": str(tiny_models.causal)})
     assert ("scorer", f"no LLM recording at {(tmp_path / 'calls.jsonl').resolve()}") in loaded.skipped
     assert [a.name for a in loaded.agents] == ["writer"]
+
+
+def test_a_batch_of_chats_is_recorded_one_line_each_and_replays_one_by_one(tmp_path, causal_backend):
+    from textagents.llm.base import chat_batch
+
+    conversations = [[{"role": "user", "content": f"count to {n}"}] for n in range(3)]
+    sampling = {"temperature": 1.0, "max_tokens": 5, "seed": 3}
+    recording = RecordingBackend(causal_backend, tmp_path / "calls.jsonl")
+    answers = chat_batch(recording, conversations, **sampling)
+    assert answers == causal_backend.chat_batch(conversations, **sampling)  # the same batch, the same seed
+    records, _ = read_records(tmp_path / "calls.jsonl")
+    assert [r["kind"] for r in records] == ["chat"] * 3 and [r["response"] for r in records] == answers
+    assert records[0]["usage"]["requests"] == 3 and records[1]["usage"]["requests"] == 0  # counted once
+    replay = ReplayBackend(tmp_path / "calls.jsonl")
+    assert chat_batch(replay, conversations, **sampling) == answers
+    assert replay.usage.requests == 3

@@ -119,29 +119,129 @@ class _RamblingBackend:
 
 
 def test_the_planner_loop_with_the_demonstrators_plans_tidies_every_episode():
-    from textagents.methods.llm_personalize.planner import evaluate, rollout
+    from textagents.methods.llm_personalize.planner import play, summarize
 
     env = HousekeepTextEnv(scenes=["Merom_1_int", "Rs_int"], episode_source="llm_personalize", split="test")
     backend = _DemonstratorBackend(env)
-    run = rollout(env, backend, options={"scene": "Merom_1_int", "episode_index": 3})
+    (run,) = play(lambda: env, backend, [("Merom_1_int", 3)])
     assert run.metrics["success_rate"] == 1.0 and run.parse_rate == 1.0 and run.step_success_rate == 1.0
     assert run.calls[0].steps[0].startswith("go to") and run.calls[-1].steps == [MISSION_COMPLETE]
     movers = [call for call in run.calls if call.raised_correct_count]
     assert movers and all(len(call.moves) == 1 and call.moves[0][2] != "held" for call in movers)
     assert len({call.dedup_key for call in movers}) == len(movers)
     assert not run.calls[0].moves and not run.calls[0].raised_correct_count  # the room sweep moves nothing
+    assert run.calls[0].discovered > 0 and run.calls[0].score == run.calls[0].discovered
+    assert all(call.score >= 10 for call in movers)  # + 10 per newly correct object
     assert run.calls[0].messages[1]["content"].endswith("Steps: \nstep 1: ")
-    result = evaluate(env, backend, ["Merom_1_int", "Rs_int"], [0, 25])
+    runs = {scene: play(lambda: env, backend, [(scene, i)]) for scene in ("Merom_1_int", "Rs_int") for i in (0,)}
+    result = summarize(runs)
     assert result["success_rate"] == result["success_rate/Rs_int"] == 1.0 and result["parse_rate"] == 1.0
+    assert result["failed_steps/unparseable"] == result["failed_steps/failed"] == 0.0
 
 
 def test_a_planner_that_never_names_a_command_ends_within_its_budget():
-    from textagents.methods.llm_personalize.planner import rollout
+    from textagents.methods.llm_personalize.planner import play, summarize
 
     env = HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
-    run = rollout(env, _RamblingBackend(), options={"scene": "Rs_int", "episode_index": 7}, command_budget=12)
+    (run,) = play(lambda: env, _RamblingBackend(), [("Rs_int", 7)], command_budget=12)
     assert run.parse_rate == 0.0 and run.metrics["success_rate"] == 0.0
     assert sum(len(call.played) for call in run.calls) <= 12
+    assert summarize({"Rs_int": [run]})["failed_steps/unparseable"] == 1.0
+
+
+class _ExplorerBackend:
+    """A planner whose answer is a function of the prompt alone: go to the first unexplored room, then to
+    the first receptacle named, then pick up an object that is not there: failures of each kind."""
+
+    model_name = "explorer"
+
+    def __init__(self):
+        from textagents.llm import TokenUsage
+
+        self.usage = TokenUsage()
+
+    def chat(self, messages, **sampling):
+        import re
+
+        prompt = messages[1]["content"]
+        rooms = re.findall(r"In ([a-z ]+ \d+), no receptacles found yet", prompt)
+        failure = "The step" in prompt
+        first = f"step 1: go to {rooms[0]}" if rooms else "step 1: mission complete"
+        return f"{first}\nstep 2: pick up ghost 1\nstep 3: dance\nstep 4: go to {rooms[-1] if rooms else 'x'}" + (
+            "\nstep 5: mission complete" if failure and not rooms else ""
+        )
+
+
+def test_episodes_played_together_match_episodes_played_alone():
+    from textagents.methods.llm_personalize.planner import play
+
+    jobs = [("Rs_int", 0), ("Merom_1_int", 5), ("Pomaria_2_int", 30)]
+
+    def make_env():
+        return HousekeepTextEnv(scenes=["Rs_int", "Merom_1_int", "Pomaria_2_int"], episode_source="llm_personalize")
+
+    for variant in ("planner", "sayplan"):
+        together = play(make_env, _ExplorerBackend(), jobs, variant=variant, command_budget=20)
+        alone = [play(make_env, _ExplorerBackend(), [job], variant=variant, command_budget=20)[0] for job in jobs]
+        assert [r.metrics for r in together] == [r.metrics for r in alone]
+        assert [[c.answer for c in r.calls] for r in together] == [[c.answer for c in r.calls] for r in alone]
+
+
+def test_sayplan_replans_after_a_failed_step_with_the_failure_in_the_prompt():
+    from textagents.methods.llm_personalize.planner import play
+
+    env = HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
+    (planner,) = play(lambda: env, _ExplorerBackend(), [("Rs_int", 0)], variant="planner", command_budget=12)
+    (sayplan,) = play(lambda: env, _ExplorerBackend(), [("Rs_int", 0)], variant="sayplan", command_budget=12)
+    assert [ok for _, ok in planner.calls[0].played] == [True, False, False, True]  # the whole plan is played
+    assert [ok for _, ok in sayplan.calls[0].played] == [True, False]  # stopped at the first failure
+    assert sayplan.calls[0].failures == ["not_admissible"] and planner.calls[0].failures == [
+        "not_admissible",
+        "unparseable",
+    ]
+    feedback = sayplan.calls[1].messages[1]["content"]
+    assert "The step 'pick up ghost 1' failed: 'pick up ghost 1' is not a valid command" in feedback
+    assert "The step" not in planner.calls[1].messages[1]["content"]
+
+
+def test_saycan_plays_the_best_scored_admissible_command(tiny_models):
+    from textagents.llm.transformers_backend import TransformersBackend
+    from textagents.methods.llm_personalize.planner import play
+
+    class Scored:
+        """Scores from a real model, recorded: the chosen command must be the argmax of its scores."""
+
+        model_name = "scored"
+
+        def __init__(self):
+            self.backend, self.asked = TransformersBackend(tiny_models.causal), []
+            self.usage = self.backend.usage
+
+        def score(self, contexts, candidates):
+            scores = self.backend.score(contexts, candidates)
+            self.asked.append((contexts, candidates, scores))
+            return scores
+
+    env = HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
+    backend = Scored()
+    (run,) = play(lambda: env, backend, [("Rs_int", 0)], variant="saycan", command_budget=6)
+    assert len(run.calls) == len(backend.asked) == sum(len(c.played) for c in run.calls)
+    for call, (contexts, candidates, scores) in zip(run.calls, backend.asked, strict=True):
+        best = max(range(len(candidates[0])), key=scores[0].__getitem__)
+        assert call.steps == [candidates[0][best]] and call.played[0][0] == candidates[0][best]
+        assert contexts[0] == f"{call.messages[0]['content']}\n\n{call.messages[1]['content']}"
+        assert contexts[0].endswith("Steps: \nstep 1: ")
+        assert "mission complete" in candidates[0]
+    assert run.parse_rate == 1.0
+
+
+def test_an_unknown_variant_is_refused():
+    from textagents.methods.llm_personalize.planner import play
+
+    with pytest.raises(
+        ValueError, match=r"unknown planner variant 'saycam'; valid: \['planner', 'sayplan', 'saycan'\]"
+    ):
+        play(lambda: None, _RamblingBackend(), [], variant="saycam")
 
 
 @pytest.mark.parametrize(("lora", "learning_rate"), [(True, 5e-2), (False, 1e-2)])

@@ -33,13 +33,41 @@ def test_the_smoke_run_imitates_then_self_trains(tmp_path, tiny_models):
         "## Table 1" in report and "| zero-shot |" in report and "| IL |" in report and "| ST iteration 1 |" in report
     )
     assert (out / "llm_calls.jsonl").read_text().count('"kind": "chat"') > 0
+    _fine_tuned_model_is_servable(out / "models" / "iter_000001")
 
 
-def test_a_server_model_cannot_be_fine_tuned(tmp_path, tiny_models):
-    calls = tmp_path / "calls.jsonl"
-    calls.write_text("")
+def _fine_tuned_model_is_servable(model_dir: Path) -> None:
+    """``textagents serve``'s server over a run's fine-tuned model answers as the model does locally."""
+    import threading
+
+    import openai
+
+    from textagents.llm.server import ModelHTTPServer
+    from textagents.llm.transformers_backend import TransformersBackend
+
+    messages = [{"role": "user", "content": "tidy the kitchen"}]
+    local = TransformersBackend(model_dir).chat(messages, max_tokens=6)
+    server = ModelHTTPServer(TransformersBackend(model_dir), port=0, model_name="tuned")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        client = openai.OpenAI(base_url=server.url, api_key="none", max_retries=0)
+        reply = client.chat.completions.create(model="tuned", messages=messages, max_tokens=6, temperature=0)
+        assert reply.choices[0].message.content == local
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_model_that_the_chosen_fine_tuning_cannot_train_is_refused_before_any_work(tmp_path, tiny_models):
+    server = LLMChoice(model="m", base_url="http://127.0.0.1:9/v1")  # nothing listens: it must not be asked
     with pytest.raises(RuntimeError, match="fine-tunes a local transformers model"):
-        run_method("llm_personalize", SMOKE, tmp_path / "run", llm=LLMChoice(replay=str(calls)), progress=False)
+        run_method("llm_personalize", SMOKE, tmp_path / "a", llm=server, progress=False)
+    config = tmp_path / "openai.yaml"
+    config.write_text(SMOKE.read_text() + "fine_tuning: openai\n")
+    with pytest.raises(RuntimeError, match="fine_tuning: openai fine-tunes a model behind an OpenAI API"):
+        run_method(
+            "llm_personalize", config, tmp_path / "b", llm=LLMChoice(model=str(tiny_models.causal)), progress=False
+        )
 
 
 def test_bad_settings_are_refused(tmp_path):
@@ -50,3 +78,25 @@ def test_bad_settings_are_refused(tmp_path):
     path.write_text("command_budget: 0\n")
     with pytest.raises(ConfigError, match="command_budget must be >= 1"):
         load_config(LLMPersonalizeConfig, path)
+
+
+def test_replaying_a_recorded_run_reproduces_its_metrics_exactly(tmp_path, tiny_models):
+    recorded, replayed = tmp_path / "recorded", tmp_path / "replayed"
+    run_method("llm_personalize", SMOKE, recorded, llm=LLMChoice(model=str(tiny_models.causal)), progress=False)
+    calls = tmp_path / "calls.jsonl"
+    calls.write_bytes((recorded / "llm_calls.jsonl").read_bytes())
+    run_method("llm_personalize", SMOKE, replayed, llm=LLMChoice(replay=str(calls)), progress=False)
+
+    def records(run):
+        trained = {"loss_first", "loss_last", "examples", "time", "elapsed_s"}
+        lines = (run / "metrics.jsonl").read_text().splitlines()
+        return [{k: v for k, v in json.loads(line).items() if k not in trained} for line in lines]
+
+    original = records(recorded)
+    assert len(original) == 4 and any("saycan/test/parse_rate" in r for r in original)
+    assert records(replayed) == original
+    for name in ("imitation_train", "self_training_1"):
+        assert (replayed / "datasets" / f"{name}.jsonl").read_text() == (
+            recorded / "datasets" / f"{name}.jsonl"
+        ).read_text()
+    assert not (replayed / "models").exists()  # nothing was trained

@@ -72,6 +72,20 @@ class LLMBackend(Protocol):
     def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]: ...
 
 
+def chat_batch(backend: LLMBackend, conversations: Sequence[Sequence[Message]], **sampling: Any) -> list[str]:
+    """One answer per conversation: in one batched call when the backend has ``chat_batch`` (the local
+    transformers model generates them together), else one ``chat`` call after another."""
+    batched = getattr(backend, "chat_batch", None)
+    if batched is not None:
+        return batched(conversations, **sampling)
+    return [backend.chat(messages, **sampling) for messages in conversations]
+
+
+def transcript(messages: Sequence[Message]) -> str:
+    """A conversation as plain ``role: content`` lines ending with ``assistant:`` (models with no template)."""
+    return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
+
+
 def check_score_inputs(contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> None:
     """Errors naming the bad input for ``score``: one candidate list per context, strings, non-empty context."""
     if isinstance(contexts, str):

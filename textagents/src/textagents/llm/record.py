@@ -26,7 +26,7 @@ from typing import Any
 
 from textagents.jsonl import append_lines, read_jsonl
 from textagents.llm.accounting import TokenUsage
-from textagents.llm.base import LLMBackend, Message, Sampling
+from textagents.llm.base import LLMBackend, Message, Sampling, chat_batch
 from textagents.llm.cache import ResponseCache
 
 _NEAREST_POOL = 5000  # recorded prompts compared for the "nearest" hint of a miss
@@ -102,6 +102,11 @@ class RecordingBackend:
     def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
         request = _chat_request(messages, Sampling.of(**sampling))
         return self._call([request], lambda: [self.backend.chat(messages, **sampling)])[0]
+
+    def chat_batch(self, conversations: Sequence[Sequence[Message]], **sampling: Any) -> list[str]:
+        settings = Sampling.of(**sampling)
+        requests = [_chat_request(m, settings) for m in conversations]
+        return self._call(requests, lambda: chat_batch(self.backend, conversations, **sampling))
 
     def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
         requests = [_score_request(c, options) for c, options in zip(contexts, candidates, strict=True)]

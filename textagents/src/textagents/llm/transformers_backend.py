@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from textagents.llm.accounting import TokenUsage
-from textagents.llm.base import Message, Sampling, check_score_inputs, truncate_at_stop
+from textagents.llm.base import Message, Sampling, check_score_inputs, transcript, truncate_at_stop
 from textagents.llm.models import resolve_model
 
 SCORE_MODES = ("logprob", "legacy_logits")
@@ -378,10 +378,14 @@ class TransformersBackend:
             return self.tokenizer.apply_chat_template(
                 [dict(m) for m in messages], tokenize=False, add_generation_prompt=True
             )
-        return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
+        return transcript(messages)
 
     def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
         return self.generate([self.chat_prompt(messages)], **sampling)[0]
+
+    def chat_batch(self, conversations: Sequence[Sequence[Message]], **sampling: Any) -> list[str]:
+        """One answer per conversation, generated in batches of ``batch_size``."""
+        return self.generate([self.chat_prompt(m) for m in conversations], **sampling)
 
 
 @dataclass

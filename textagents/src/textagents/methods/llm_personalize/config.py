@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from textagents.methods.core.config import MethodConfig
 from textenvs.envs.housekeep.registration import LLM_PERSONALIZE_SCENES
 
+BASELINES = ("saycan", "sayplan")
+FINE_TUNING = ("local", "openai")
+
 
 @dataclass(frozen=True)
 class LLMPersonalizeConfig(MethodConfig):
@@ -15,7 +18,10 @@ class LLMPersonalizeConfig(MethodConfig):
     of reinforced self-training on ``self_training_rollouts`` training episodes per scene. Evaluation: the
     first ``eval_episodes`` episodes of each scene's train and test split. Fine-tuning: ``lora`` (rank
     ``lora_r``) or full, ``learning_rate``, ``epochs``, ``batch_size``, ``max_length`` tokens. Planning:
-    ``max_new_tokens`` per plan, ``command_budget`` per episode, at most ``max_steps_per_plan`` steps."""
+    ``max_new_tokens`` per plan, ``command_budget`` per episode, at most ``max_steps_per_plan`` steps.
+    ``baselines`` (SayCan, SayPlan-style replanning) are evaluated once, beside the zero-shot planner.
+    ``fine_tuning``: ``local`` (trl on the transformers model) or ``openai`` (OpenAI's fine-tuning API, its
+    job's status checked every ``openai_poll_s`` seconds)."""
 
     iterations: int = 3
     scenes: tuple[str, ...] = LLM_PERSONALIZE_SCENES
@@ -32,12 +38,21 @@ class LLMPersonalizeConfig(MethodConfig):
     max_new_tokens: int = 256
     command_budget: int = 150
     max_steps_per_plan: int = 10
+    baselines: tuple[str, ...] = ("saycan", "sayplan")
+    fine_tuning: str = "local"
+    openai_poll_s: float = 30.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.scenes:
             raise ValueError("scenes must name at least one scene")
         object.__setattr__(self, "scenes", tuple(self.scenes))
+        object.__setattr__(self, "baselines", tuple(self.baselines))
+        if self.fine_tuning not in FINE_TUNING:
+            raise ValueError(f"fine_tuning must be one of {list(FINE_TUNING)}, got {self.fine_tuning!r}")
+        unknown = sorted(set(self.baselines) - set(BASELINES))
+        if unknown:
+            raise ValueError(f"unknown baseline(s) {unknown}; valid: {list(BASELINES)}")
         for name in (
             "train_demonstrations",
             "self_training_rollouts",
@@ -53,5 +68,7 @@ class LLMPersonalizeConfig(MethodConfig):
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.validation_demonstrations < 0:
             raise ValueError(f"validation_demonstrations must be >= 0, got {self.validation_demonstrations}")
+        if self.openai_poll_s <= 0:
+            raise ValueError(f"openai_poll_s must be > 0, got {self.openai_poll_s}")
         if self.learning_rate <= 0 or self.epochs <= 0:
             raise ValueError(f"learning_rate and epochs must be > 0, got {self.learning_rate}, {self.epochs}")

@@ -3,33 +3,30 @@ reinforced self-training (Han et al. 2024). Self-training keeps the planning cal
 correctly placed objects, only their succeeded steps, de-duplicated as the paper (objects moved, receptacles
 before and after, correct set before). Iteration 1 = zero-shot evaluation + imitation learning;
 iteration k > 1 = self-training round k - 1. Each round's dataset is saved in the run (``datasets/``), each
-fine-tuned model in ``models/iter_N`` (safetensors)."""
+fine-tuned model in ``models/iter_N`` (safetensors).
+
+Fine-tuning: ``local`` (trl SFT on the run's transformers model) or ``openai`` (a job through OpenAI's
+fine-tuning API on the run's ``--base-url`` model). A run that replays a recording (``--llm-replay``)
+trains nothing: its answers come from the recorded fine-tuned models, so it reproduces the recorded
+run's success rates and diagnostics exactly."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from textagents.llm.record import ReplayBackend
 from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.run_dir import Checkpoint
 from textagents.methods.llm_personalize.config import LLMPersonalizeConfig
 from textagents.methods.llm_personalize.demonstrations import Pair, select_demonstrations
 from textagents.methods.llm_personalize.finetune import FinetuneSettings, finetune
-from textagents.methods.llm_personalize.planner import evaluate, rollout
+from textagents.methods.llm_personalize.openai_finetune import OpenAIFineTuner, export_chat_jsonl
+from textagents.methods.llm_personalize.planner import Rollout, play, summarize
+from textagents.methods.llm_personalize.report import plot_table1, render_diagnostics, render_table1, table1_rows
 from textenvs.envs.housekeep.env import HousekeepTextEnv
 from textenvs.envs.housekeep.expert import format_plan
 from textenvs.envs.housekeep.sampling import paper_split_indices
-
-#: LLM-Personalize Table 1, 4-scene averages of the success rate (%), test / train.
-PAPER_TABLE1 = {
-    "zero-shot": (-11.95, -11.73),
-    "SayCan": (-4.67, -2.23),
-    "SayPlan": (-8.00, -6.04),
-    "IL": (20.07, 8.59),
-    "ST iteration 1": (24.80, 23.53),
-    "ST iteration 2": (29.63, 26.69),
-}
 
 
 class LLMPersonalizeMethod(Method):
@@ -39,21 +36,37 @@ class LLMPersonalizeMethod(Method):
 
     def __init__(self, config: LLMPersonalizeConfig, context: RunContext):
         super().__init__(config, context)
-        self.env = HousekeepTextEnv(scenes=list(config.scenes), episode_source="llm_personalize")
-        self.model_dir: str | None = None
+        self.model_dir: str | None = None  # the last locally fine-tuned model
+        self.model_name: str | None = None  # the last model fine-tuned through OpenAI's API
 
     # ------------------------------------------------------------------ the model
-    def _local(self) -> Any:
-        """The transformers backend under the run's recording wrapper: the one that is fine-tuned."""
-        backend = getattr(self.context.llm(), "backend", None)
+    def _tuned_backend(self) -> Any:
+        """The backend that fine-tuning changes (under the run's recording wrapper), or None when the run
+        replays a recording: its answers already come from the fine-tuned models, nothing is trained."""
+        llm = self.context.llm()
+        backend = getattr(llm, "backend", llm)
+        if isinstance(backend, ReplayBackend):
+            return None
+        if self.config.fine_tuning == "openai":
+            if not hasattr(getattr(backend, "client", None), "fine_tuning"):
+                raise RuntimeError("fine_tuning: openai fine-tunes a model behind an OpenAI API: give --base-url")
+            return backend
         if not hasattr(backend, "model"):
             raise RuntimeError(
-                "LLM-Personalize fine-tunes a local transformers model: give --model PATH or a downloaded name "
-                "(a server or a replayed recording cannot be fine-tuned)"
+                "LLM-Personalize fine-tunes a local transformers model: give --model PATH or a downloaded name, "
+                "or set fine_tuning: openai for a model behind OpenAI's API"
             )
         return backend
 
-    def _finetune(self, pairs: list[Pair], iteration: int, epochs: float) -> dict[str, float]:
+    def _finetune(self, pairs: list[Pair], dataset: Path, iteration: int, epochs: float) -> dict[str, float]:
+        backend = self._tuned_backend()
+        if backend is None:
+            return {}
+        if self.config.fine_tuning == "openai":
+            tuner = OpenAIFineTuner(backend, poll_s=self.config.openai_poll_s)
+            job = tuner.finetune(dataset, epochs=epochs, suffix=f"llm-personalize-{iteration}")
+            self.model_name = job["model"]
+            return {"trained_tokens": float(job["trained_tokens"] or 0)}
         settings = FinetuneSettings(
             epochs=epochs,
             learning_rate=self.config.learning_rate,
@@ -64,102 +77,101 @@ class LLMPersonalizeMethod(Method):
             seed=self.config.seed + iteration,
         )
         out = self.context.run_dir / "models" / f"iter_{iteration:06d}"
-        result = finetune(self._local(), pairs, out, settings)
+        result = finetune(backend, pairs, out, settings)
         self.model_dir = str(out)
         return result
 
-    def _save_dataset(self, name: str, pairs: list[Pair]) -> None:
-        folder = self.context.run_dir / "datasets"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{name}.jsonl").write_text("".join(json.dumps({"messages": p}) + "\n" for p in pairs))
+    def _save_dataset(self, name: str, pairs: list[Pair]) -> Path:
+        """The pairs in the chat JSONL that OpenAI's fine-tuning API accepts, in the run's ``datasets/``."""
+        return export_chat_jsonl(pairs, self.context.run_dir / "datasets" / f"{name}.jsonl")
 
     # ------------------------------------------------------------------ iterations
-    def _play(self, scene: str, index: int):
-        return rollout(
-            self.env,
+    def _play(self, jobs: list[tuple[str, int]], variant: str = "planner") -> list[Rollout]:
+        return play(
+            self._make_env,
             self.context.llm(),
-            seed=index,
-            options={"scene": scene, "episode_index": index},
+            jobs,
+            variant=variant,
+            seed=self.config.seed,
             sampling={"max_tokens": self.config.max_new_tokens},
             max_steps_per_plan=self.config.max_steps_per_plan,
             command_budget=self.config.command_budget,
         )
 
+    def _make_env(self) -> HousekeepTextEnv:
+        return HousekeepTextEnv(scenes=list(self.config.scenes), episode_source="llm_personalize")
+
     def train_iteration(self, iteration: int) -> dict[str, Any]:
         if iteration == 1:
-            self._local()  # fail now, before the evaluation, when the model cannot be fine-tuned
-            zero_shot = {f"zero_shot/{k}": v for k, v in self.evaluate().items()}
+            self._tuned_backend()  # fail now, before the evaluations, when the model cannot be fine-tuned
+            before = {}
+            for variant, label in (("planner", "zero_shot"), *((b, b) for b in self.config.baselines)):
+                before.update({f"{label}/{k}": v for k, v in self._evaluate(variant).items()})
             chosen = select_demonstrations(
                 self.config.scenes, self.config.train_demonstrations, self.config.validation_demonstrations
             )
             pairs = [p for scene in self.config.scenes for p in chosen.train[scene]]
-            self._save_dataset("imitation_train", pairs)
+            dataset = self._save_dataset("imitation_train", pairs)
             self._save_dataset("imitation_validation", [p for s in self.config.scenes for p in chosen.validation[s]])
-            return {**zero_shot, "pairs": len(pairs), **self._finetune(pairs, iteration, self.config.epochs)}
-        pairs, seen, rollouts = [], set(), []
-        for scene in self.config.scenes:
-            for index in paper_split_indices("train")[: self.config.self_training_rollouts]:
-                run = self._play(scene, index)
-                rollouts.append(run)
-                for call in run.calls:
-                    done = [command for command, ok in call.played if ok and command is not None]
-                    if not call.raised_correct_count or not done:
-                        continue  # only plans that raised the number of correctly placed objects
-                    if call.dedup_key not in seen:
-                        seen.add(call.dedup_key)
-                        pairs.append([*call.messages, {"role": "assistant", "content": format_plan(done)}])
-        self._save_dataset(f"self_training_{iteration - 1}", pairs)
+            return {**before, "pairs": len(pairs), **self._finetune(pairs, dataset, iteration, self.config.epochs)}
+        indices = paper_split_indices("train")[: self.config.self_training_rollouts]
+        rollouts = self._play([(scene, index) for scene in self.config.scenes for index in indices])
+        pairs, seen = [], set()
+        for call in (call for run in rollouts for call in run.calls):
+            done = [command for command, ok in call.played if ok and command is not None]
+            if not call.raised_correct_count or not done:
+                continue  # only plans that raised the number of correctly placed objects
+            if call.dedup_key not in seen:
+                seen.add(call.dedup_key)
+                pairs.append([*call.messages, {"role": "assistant", "content": format_plan(done)}])
+        dataset = self._save_dataset(f"self_training_{iteration - 1}", pairs)
+        calls = [call for run in rollouts for call in run.calls]
         metrics = {
             "rollout_success_rate": sum(r.metrics["success_rate"] for r in rollouts) / len(rollouts),
+            "rollout_plan_score": sum(call.score for call in calls) / max(1, len(calls)),
             "pairs": len(pairs),
         }
         if pairs:
-            metrics.update(self._finetune(pairs, iteration, 1.0))
+            metrics.update(self._finetune(pairs, dataset, iteration, 1.0))
         return metrics
 
     def evaluate(self) -> dict[str, Any]:
+        return self._evaluate("planner")
+
+    def _evaluate(self, variant: str) -> dict[str, Any]:
+        """The first ``eval_episodes`` of each scene's train and test split, played together."""
+        splits = {split: paper_split_indices(split)[: self.config.eval_episodes] for split in ("train", "test")}
+        jobs = [(split, scene, i) for split, indices in splits.items() for scene in self.config.scenes for i in indices]
+        runs = self._play([(scene, i) for _, scene, i in jobs], variant)
         result = {}
-        for split in ("train", "test"):
-            indices = paper_split_indices(split)[: self.config.eval_episodes]
-            scores = evaluate(
-                self.env,
-                self.context.llm(),
-                self.config.scenes,
-                indices,
-                sampling={"max_tokens": self.config.max_new_tokens},
-                max_steps_per_plan=self.config.max_steps_per_plan,
-                command_budget=self.config.command_budget,
-            )
-            result.update({f"{split}/{k}": v for k, v in scores.items()})
+        for split in splits:
+            per_scene = {
+                scene: [r for (s, sc, _), r in zip(jobs, runs, strict=True) if s == split and sc == scene]
+                for scene in self.config.scenes
+            }
+            result.update({f"{split}/{k}": v for k, v in summarize(per_scene).items()})
         return result
 
     # ------------------------------------------------------------------ checkpoints
     def checkpoint(self, iteration: int) -> Checkpoint:
-        return Checkpoint(iteration, {"model_dir": self.model_dir})
+        return Checkpoint(iteration, {"model_dir": self.model_dir, "model_name": self.model_name})
 
     def restore(self, checkpoint: Checkpoint) -> None:
         from textagents.llm.transformers_backend import TransformersBackend
 
         self.model_dir = checkpoint.state.get("model_dir")
-        if self.model_dir is not None:
-            local = self._local()
-            local.model = TransformersBackend(Path(self.model_dir)).model
+        self.model_name = checkpoint.state.get("model_name")
+        backend = self._tuned_backend()
+        if backend is None:
+            return
+        if self.model_name is not None:
+            backend.model_name = self.model_name
+        elif self.model_dir is not None:
+            backend.model = TransformersBackend(Path(self.model_dir)).model
 
     def report_sections(self, metrics: list[dict[str, Any]]) -> list[str]:
-        evals = [r for r in metrics if r.get("kind") == "eval"]
-        first = next((r for r in metrics if "zero_shot/test/success_rate" in r), None)
-        rows = []
-        if first is not None:
-            rows.append(("zero-shot", first["zero_shot/test/success_rate"], first["zero_shot/train/success_rate"]))
-        for index, record in enumerate(evals):
-            label = "IL" if index == 0 else f"ST iteration {index}"
-            rows.append((label, record["test/success_rate"], record["train/success_rate"]))
-        lines = ["## Table 1 (success rate %, test / train; 4-scene average in the paper)", ""]
-        lines += ["| planner | ours test | ours train | paper test | paper train |", "|---|---:|---:|---:|---:|"]
-        for label, test, train in rows:
-            paper = PAPER_TABLE1.get(label, (float("nan"), float("nan")))
-            lines.append(f"| {label} | {100 * test:.1f} | {100 * train:.1f} | {paper[0]:.2f} | {paper[1]:.2f} |")
-        return ["\n".join(lines)]
-
-    def close(self) -> None:
-        self.env.close()
+        rows = table1_rows(metrics)
+        if not rows:
+            return []
+        plot = plot_table1(rows, self.context.run_dir / "table1.png")
+        return [render_table1(rows), f"![Table 1, ours beside the paper's]({plot.name})", render_diagnostics(rows)]
