@@ -27,6 +27,11 @@ METHOD_TABLE: tuple[MethodEntry, ...] = (
         "LLM-Personalize: a Housekeep planner, imitation of the demonstrator, reinforced self-training",
         "textagents.methods.llm_personalize.method:LLMPersonalizeMethod",
     ),
+    MethodEntry(
+        "glam",
+        "GLAM: an LLM policy on BabyAI-Text fine-tuned online with PPO (lamorel-style caller)",
+        "textagents.methods.glam.method:GlamMethod",
+    ),
 )
 
 METHODS = {entry.name: entry for entry in METHOD_TABLE}

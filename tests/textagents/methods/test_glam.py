@@ -1,0 +1,200 @@
+"""GLAM: PPO's pieces against a reference computation, the LLM policy against a hand computation, one PPO
+update, the 2-process lamorel-style caller against the in-process one, and the smoke run with resume."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from textagents.llm.lamorel import Caller, LLMSpec
+from textagents.llm.transformers_backend import ValueHead
+from textagents.methods.glam.ppo import PPOSettings, gae, ppo_loss
+from textagents.methods.glam.updater import VALUE, PPOUpdater
+
+SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "glam" / "smoke.yaml"
+COMMANDS = [" turn left", " turn right", " go forward", " pick up", " drop", " toggle"]
+
+
+def test_gae_matches_a_step_by_step_reference():
+    rng = np.random.default_rng(0)
+    rewards, values = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    dones = rng.random((5, 3)) < 0.3
+    last = rng.normal(size=3)
+    gamma, lam = 0.9, 0.8
+    expected = np.zeros((5, 3))
+    for env in range(3):
+        for t in range(5):  # the definition: sum of discounted TD errors until the episode ends
+            total, weight = 0.0, 1.0
+            for k in range(t, 5):
+                next_value = last[env] if k == 4 else values[k + 1, env]
+                delta = rewards[k, env] + gamma * next_value * (1 - dones[k, env]) - values[k, env]
+                total += weight * delta
+                if dones[k, env]:
+                    break
+                weight *= gamma * lam
+            expected[t, env] = total
+    tensors = [torch.as_tensor(x) for x in (rewards, values, dones, last)]
+    advantages, returns = gae(*tensors, gamma, lam)
+    np.testing.assert_allclose(advantages.numpy(), expected, rtol=1e-10)
+    np.testing.assert_allclose(returns.numpy(), expected + values, rtol=1e-10)
+
+
+def test_the_ppo_loss_matches_a_reference_computation():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(6, 4))
+    actions = rng.integers(0, 4, size=6)
+    old = rng.normal(size=6) - 1.5
+    advantages, values, old_values, returns = (rng.normal(size=6) for _ in range(4))
+    settings = PPOSettings(clip=0.2, entropy_coef=0.01, value_coef=0.5)
+    parts = ppo_loss(
+        *(torch.as_tensor(x) for x in (logits, actions, old, advantages, values, old_values, returns)), settings
+    )
+    log_probs = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    new = log_probs[np.arange(6), actions]
+    ratio = np.exp(new - old)
+    policy = -np.mean(np.minimum(ratio * advantages, np.clip(ratio, 0.8, 1.2) * advantages))
+    clipped_values = old_values + np.clip(values - old_values, -0.2, 0.2)
+    value = np.mean(np.maximum((values - returns) ** 2, (clipped_values - returns) ** 2))
+    entropy = -np.mean((np.exp(log_probs) * log_probs).sum(1))
+    assert float(parts["policy_loss"]) == pytest.approx(policy, rel=1e-9)
+    assert float(parts["value_loss"]) == pytest.approx(value, rel=1e-9)
+    assert float(parts["entropy"]) == pytest.approx(entropy, rel=1e-9)
+    assert float(parts["loss"]) == pytest.approx(policy - 0.01 * entropy + 0.5 * value, rel=1e-9)
+
+
+def _spec(tiny_models, **kwargs):
+    heads = {VALUE: functools.partial(ValueHead, width=8)}
+    return LLMSpec(model=str(tiny_models.causal), module_functions=heads, seed=3, **kwargs)
+
+
+def test_the_policy_is_a_softmax_over_the_commands_log_probs_computed_by_hand(tiny_models):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    context = "Possible action of the agent: turn left \n Goal of the agent: go to the red ball \n Action 0:"
+    with Caller(_spec(tiny_models)) as caller:
+        (row,) = caller.custom_module_fns([VALUE], [context], [COMMANDS])
+    model = AutoModelForCausalLM.from_pretrained(tiny_models.causal).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_models.causal)
+    expected = []
+    for command in COMMANDS:
+        prompt = tokenizer(context)["input_ids"]
+        tokens = tokenizer(command, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logits = model(torch.tensor([prompt + tokens])).logits[0].log_softmax(-1)
+        expected.append(sum(float(logits[len(prompt) - 1 + i, t]) for i, t in enumerate(tokens)))
+    np.testing.assert_allclose(row["__score"], expected, rtol=1e-4, atol=1e-4)
+    probs = np.exp(np.asarray(row["__score"]) - np.logaddexp.reduce(row["__score"]))
+    assert probs.sum() == pytest.approx(1.0) and np.ptp(row[VALUE]) < 1e-6  # one value per context
+
+
+def _batch(caller, count=8, seed=0):
+    rng = np.random.default_rng(seed)
+    contexts = [
+        f"Goal of the agent: go to the {c} ball \n Action {i}:" for i, c in enumerate(["red", "blue"] * (count // 2))
+    ]
+    candidates = [COMMANDS] * count
+    rows = caller.custom_module_fns([VALUE], contexts, candidates)
+    scores = np.asarray([r["__score"] for r in rows])
+    log_probs = scores - np.logaddexp.reduce(scores, axis=1, keepdims=True)
+    actions = rng.integers(0, 6, size=count)
+    values = np.asarray([r[VALUE][0] for r in rows])
+    advantages = np.where(actions == 2, 1.0, -1.0)  # "go forward" is good
+    kwargs = {
+        "actions": actions.tolist(),
+        "logprobs": log_probs[np.arange(count), actions].tolist(),
+        "values": values.tolist(),
+        "advantages": advantages.tolist(),
+        "returns": (values + advantages).tolist(),
+        "minibatches": 2,
+        "seed": 0,
+    }
+    return contexts, candidates, kwargs
+
+
+def _loss(caller, contexts, candidates, kwargs):
+    from textagents.methods.glam.updater import policy_outputs
+
+    worker = caller._local
+    with torch.no_grad():
+        logits, values = policy_outputs(worker.llm, contexts, candidates)
+    tensors = [torch.as_tensor(kwargs[k]) for k in ("actions", "logprobs", "advantages")]
+    old_values, returns = torch.as_tensor(kwargs["values"]), torch.as_tensor(kwargs["returns"])
+    return float(ppo_loss(logits, *tensors, values, old_values, returns, PPOSettings())["loss"])
+
+
+@pytest.mark.parametrize("lora_r", [0, 4])
+def test_one_update_changes_the_weights_and_lowers_the_loss(tiny_models, lora_r):
+    settings = PPOSettings(epochs=2, learning_rate=1e-3 if lora_r == 0 else 1e-2)
+    with Caller(_spec(tiny_models, lora_r=lora_r), PPOUpdater(settings, micro_batch=3)) as caller:
+        contexts, candidates, kwargs = _batch(caller)
+        before_state = caller.trainable_state()
+        before = _loss(caller, contexts, candidates, kwargs)
+        (result,) = caller.update(contexts, candidates, **kwargs)
+        after = _loss(caller, contexts, candidates, kwargs)
+        after_state = caller.trainable_state()
+    assert after < before and {"loss", "policy_loss", "value_loss", "entropy", "grad_norm"} <= result.keys()
+    model_keys = [k for k in before_state if k.startswith("model.")]
+    assert model_keys and (not lora_r or all("lora" in k for k in model_keys))
+    assert any(not torch.equal(before_state[k], after_state[k]) for k in model_keys)
+    assert any(k.startswith("updater.") for k in after_state)  # Adam's moments, for checkpoints
+
+
+def test_two_llm_processes_score_and_update_as_one(tiny_models):
+    settings = PPOSettings(epochs=1, learning_rate=1e-3)
+    with Caller(_spec(tiny_models), PPOUpdater(settings, micro_batch=4)) as one:
+        contexts, candidates, kwargs = _batch(one)
+        scores_one = one.custom_module_fns([VALUE], contexts, candidates)
+        kwargs["minibatches"] = 1  # one gradient step over the whole batch: the same on 1 or 2 processes
+        one.update(contexts, candidates, **kwargs)
+        updated_one = one.custom_module_fns([VALUE], contexts, candidates)
+    with Caller(_spec(tiny_models), PPOUpdater(settings, micro_batch=4), processes=2) as two:
+        scores_two = two.custom_module_fns([VALUE], contexts, candidates)
+        results = two.update(contexts, candidates, **kwargs)
+        updated_two = two.custom_module_fns([VALUE], contexts, candidates)
+        assert two.generate(["Goal of the agent:"], max_tokens=3) == Caller(_spec(tiny_models)).generate(
+            ["Goal of the agent:"], max_tokens=3
+        )
+    assert len(results) == 2
+    for a, b in ((scores_one, scores_two), (updated_one, updated_two)):
+        np.testing.assert_allclose([r["__score"] for r in a], [r["__score"] for r in b], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose([r[VALUE] for r in a], [r[VALUE] for r in b], rtol=1e-5, atol=1e-5)
+    assert not np.allclose([r["__score"] for r in scores_one], [r["__score"] for r in updated_one])
+
+
+def test_the_smoke_run_trains_evaluates_and_resumes_exactly(tmp_path, tiny_models):
+    from textagents.methods.core.runner import LLMChoice, run_method
+
+    llm = LLMChoice(model=str(tiny_models.causal))
+    whole = tmp_path / "whole"
+    run_method("glam", SMOKE, whole, llm=llm, progress=False)
+    records = [json.loads(line) for line in (whole / "metrics.jsonl").read_text().splitlines()]
+    assert [(r["kind"], r["iteration"]) for r in records] == [("train", 1), ("eval", 1), ("train", 2), ("eval", 2)]
+    first = records[0]
+    assert "zero_shot/train_level/success_rate" in first and "zero_shot/MixedTestLocal/success_rate" in first
+    assert first["frames"] == 8 and records[2]["frames"] == 16 and np.isfinite(first["loss"])
+    assert "## Success rate against frames" in (whole / "report.md").read_text()
+    assert (whole / "success.png").is_file()
+
+    cut = tmp_path / "cut"
+    config = tmp_path / "one.yaml"
+    config.write_text(SMOKE.read_text())
+    run_method("glam", config, cut, llm=llm, progress=False)  # the same config ...
+    lines = (cut / "metrics.jsonl").read_text().splitlines()
+    (cut / "metrics.jsonl").write_text("\n".join(lines[:2]) + "\n")  # ... as if killed after iteration 1
+    import shutil
+
+    shutil.rmtree(cut / "checkpoints" / "iter_000002")
+    run_method("glam", config, cut, llm=llm, progress=False, resume=True)
+
+    def strip(path):
+        return [
+            {k: v for k, v in json.loads(line).items() if k not in ("time", "elapsed_s")}
+            for line in path.read_text().splitlines()
+        ]
+
+    assert strip(cut / "metrics.jsonl") == strip(whole / "metrics.jsonl")

@@ -1,0 +1,60 @@
+"""GLAM's settings (Carta et al. 2023; METHODS.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textagents.methods.core.config import MethodConfig
+
+AGENTS = ("glam", "npae")
+
+
+@dataclass(frozen=True)
+class GlamConfig(MethodConfig):
+    """Each iteration collects ``frames_per_env`` frames in each of ``envs`` copies of ``env_id`` with the
+    LLM policy (π = softmax over the six commands' scores, value head on the last prompt token), then runs a
+    PPO update (``ppo_epochs`` epochs, ``minibatch_size``, micro-batches of ``micro_batch`` for gradient
+    accumulation). ``agent``: ``glam`` (pretrained weights) or ``npae`` (the same architecture, fresh random
+    weights). ``lora_r`` > 0: LoRA of that rank, else full fine-tuning. ``llm_processes``: LLM worker
+    processes (lamorel's; 1 = in this process). Evaluation: ``eval_episodes`` on ``env_id`` and on each of
+    ``test_env_ids`` (unseen objects), success = return > 0."""
+
+    env_id: str = "BabyAI-Text-GoToLocal-v0"
+    test_env_ids: tuple[str, ...] = ("BabyAI-Text-MixedTestLocal-v0",)
+    agent: str = "glam"
+    envs: int = 32
+    frames_per_env: int = 40
+    max_steps: int | None = None
+    gamma: float = 0.99
+    gae_lambda: float = 0.99
+    clip: float = 0.2
+    entropy_coef: float = 0.01
+    value_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    ppo_epochs: int = 4
+    minibatch_size: int = 64
+    micro_batch: int = 8
+    learning_rate: float = 1e-6
+    lora_r: int = 0
+    value_head_width: int = 1024
+    llm_processes: int = 1
+    eval_episodes: int = 1000
+    eval_greedy: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "test_env_ids", tuple(self.test_env_ids))
+        if self.agent not in AGENTS:
+            raise ValueError(f"agent must be one of {list(AGENTS)}, got {self.agent!r}")
+        for name in ("envs", "frames_per_env", "ppo_epochs", "minibatch_size", "micro_batch", "llm_processes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("value_head_width", "eval_episodes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.lora_r < 0:
+            raise ValueError(f"lora_r must be >= 0 (0: full fine-tuning), got {self.lora_r}")
+        if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
+            raise ValueError(f"gamma must be in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
+        if self.learning_rate <= 0 or self.clip <= 0:
+            raise ValueError(f"learning_rate and clip must be > 0, got {self.learning_rate}, {self.clip}")

@@ -1,0 +1,119 @@
+"""GLAM's PPO updater: runs where the LLM lives (lamorel's custom updater), on that process's share of the
+rollout, with minibatches split into micro-batches (gradient accumulation) so that they fit in memory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from textagents.llm.lamorel import LLMHandle, Updater
+from textagents.methods.glam.ppo import PPOSettings, ppo_loss
+
+VALUE = "value"
+
+
+def policy_outputs(
+    llm: LLMHandle, contexts: Sequence[str], candidates: Sequence[Sequence[str]]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The policy's logits [batch, commands] (each command's summed log-prob; π = softmax) and the value
+    head's output [batch], with gradients."""
+    outputs = llm.backend.forward_candidates(contexts, candidates, functions=[VALUE])
+    logits = torch.stack([scores.float() for scores in outputs["score"]])
+    values = torch.stack([row[0] for row in outputs[VALUE]]).float()
+    return logits, values
+
+
+class PPOUpdater(Updater):
+    """``epochs`` passes over the share in ``minibatches`` minibatches (the same count on every process, so
+    that the gradient averaging lines up), ``micro_batch`` rows per forward pass; Adam on the trainable
+    parameters (all of them, or LoRA's) and the value head; gradient norm clipped. The model stays in eval
+    mode: dropout would make the new log-probs noisy against the old ones (and the processes disagree)."""
+
+    def __init__(self, settings: PPOSettings, micro_batch: int = 8):
+        if micro_batch < 1:
+            raise ValueError(f"micro_batch must be >= 1, got {micro_batch}")
+        self.settings = settings
+        self.micro_batch = micro_batch
+        self.optimizer: torch.optim.Optimizer | None = None
+
+    def _optimizer(self, llm: LLMHandle) -> torch.optim.Optimizer:
+        if self.optimizer is None:
+            self.optimizer = torch.optim.Adam(llm.trainable_parameters(), lr=self.settings.learning_rate, eps=1e-5)
+        return self.optimizer
+
+    def perform_update(
+        self,
+        llm: LLMHandle,
+        contexts: Sequence[str],
+        candidates: Sequence[Sequence[str]],
+        *,
+        actions: Sequence[int],
+        logprobs: Sequence[float],
+        values: Sequence[float],
+        advantages: Sequence[float],
+        returns: Sequence[float],
+        minibatches: int,
+        seed: int,
+    ) -> dict[str, float]:
+        optimizer = self._optimizer(llm)
+        batch = {
+            name: torch.as_tensor(np.asarray(data, dtype=np.float32 if name != "actions" else np.int64))
+            for name, data in (
+                ("actions", actions),
+                ("logprobs", logprobs),
+                ("values", values),
+                ("advantages", advantages),
+                ("returns", returns),
+            )
+        }
+        rng = np.random.default_rng(seed)
+        logged: dict[str, list[float]] = {}
+        for _ in range(self.settings.epochs):
+            for minibatch in np.array_split(rng.permutation(len(contexts)), minibatches):
+                optimizer.zero_grad()
+                for start in range(0, len(minibatch), self.micro_batch):
+                    rows = minibatch[start : start + self.micro_batch]
+                    logits, new_values = policy_outputs(llm, [contexts[i] for i in rows], [candidates[i] for i in rows])
+                    index = torch.as_tensor(rows, dtype=torch.long)
+                    parts = ppo_loss(
+                        logits,
+                        batch["actions"][index],
+                        batch["logprobs"][index],
+                        batch["advantages"][index],
+                        new_values,
+                        batch["values"][index],
+                        batch["returns"][index],
+                        self.settings,
+                    )
+                    (parts["loss"] * len(rows) / len(minibatch)).backward()
+                    for name, value in parts.items():
+                        logged.setdefault(name, []).append(float(value.detach()))
+                llm.all_reduce_gradients()
+                grad_norm = torch.nn.utils.clip_grad_norm_(llm.trainable_parameters(), self.settings.max_grad_norm)
+                logged.setdefault("grad_norm", []).append(float(grad_norm))
+                optimizer.step()
+        return {name: float(np.mean(values)) for name, values in logged.items()}
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        if self.optimizer is None:
+            return {}
+        state = {}
+        for index, moments in self.optimizer.state_dict()["state"].items():
+            for key, value in moments.items():
+                state[f"{index}.{key}"] = torch.as_tensor(value).clone()
+        return state
+
+    def load_state_dict(self, state: Mapping[str, torch.Tensor], llm: LLMHandle) -> None:
+        if not state:
+            return
+        optimizer = self._optimizer(llm)
+        moments: dict[int, dict[str, Any]] = {}
+        for name, value in state.items():
+            index, key = name.split(".", 1)
+            moments.setdefault(int(index), {})[key] = value.clone()
+        full = optimizer.state_dict()
+        full["state"] = moments
+        optimizer.load_state_dict(full)
