@@ -198,3 +198,27 @@ def test_the_smoke_run_trains_evaluates_and_resumes_exactly(tmp_path, tiny_model
         ]
 
     assert strip(cut / "metrics.jsonl") == strip(whole / "metrics.jsonl")
+
+
+@pytest.mark.parametrize("agent", ["npae", "drrn", "symbolic_ppo"])
+def test_the_baselines_run_on_the_same_envs_and_frame_budget(tmp_path, tiny_models, agent):
+    from textagents.methods.core.runner import LLMChoice, run_method
+
+    config = tmp_path / f"{agent}.yaml"
+    config.write_text(SMOKE.read_text() + f"agent: {agent}\n")
+    out = tmp_path / agent
+    llm = LLMChoice(model=str(tiny_models.causal)) if agent == "npae" else None
+    run_method("glam", config, out, llm=llm, progress=False)
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["frames"] for r in records if r["kind"] == "train"] == [8, 16]
+    assert 0.0 <= records[-1]["train_level/success_rate"] <= 1.0
+    assert "zero_shot/MixedTestLocal/success_rate" in records[0]
+
+
+def test_npae_has_the_architecture_without_the_pretrained_weights(tiny_models):
+    with Caller(_spec(tiny_models)) as pretrained, Caller(_spec(tiny_models, pretrained=False)) as fresh:
+        a, b = pretrained.trainable_state(), fresh.trainable_state()
+    weights = [k for k in a if k.startswith("model.")]
+    assert weights == [k for k in b if k.startswith("model.")]
+    assert all(a[k].shape == b[k].shape for k in weights)
+    assert not any(torch.equal(a[k], b[k]) for k in weights if a[k].dim() == 2)

@@ -6,18 +6,21 @@ from dataclasses import dataclass
 
 from textagents.methods.core.config import MethodConfig
 
-AGENTS = ("glam", "npae")
+AGENTS = ("glam", "npae", "drrn", "symbolic_ppo")
 
 
 @dataclass(frozen=True)
 class GlamConfig(MethodConfig):
-    """Each iteration collects ``frames_per_env`` frames in each of ``envs`` copies of ``env_id`` with the
-    LLM policy (π = softmax over the six commands' scores, value head on the last prompt token), then runs a
-    PPO update (``ppo_epochs`` epochs, ``minibatch_size``, micro-batches of ``micro_batch`` for gradient
-    accumulation). ``agent``: ``glam`` (pretrained weights) or ``npae`` (the same architecture, fresh random
-    weights). ``lora_r`` > 0: LoRA of that rank, else full fine-tuning. ``llm_processes``: LLM worker
-    processes (lamorel's; 1 = in this process). Evaluation: ``eval_episodes`` on ``env_id`` and on each of
-    ``test_env_ids`` (unseen objects), success = return > 0."""
+    """Each iteration collects ``frames_per_env`` frames in each of ``envs`` copies of ``env_id``, then
+    learns from them. ``agent``: ``glam`` (the pretrained LLM as the policy: π = softmax over the six
+    commands' scores, a value head of width ``value_head_width`` on the last prompt token; PPO with
+    ``ppo_epochs``, ``minibatch_size``, micro-batches of ``micro_batch`` for gradient accumulation),
+    ``npae`` (the same architecture, fresh random weights), ``drrn`` or ``symbolic_ppo``. ``lora_r`` > 0:
+    LoRA of that rank, else full fine-tuning. ``llm_processes``: LLM worker processes (lamorel's; 1 = in
+    this process). Evaluation: ``eval_episodes`` on ``env_id`` and on each of ``test_env_ids`` (unseen
+    objects), success = return > 0. Baselines: ``drrn`` (GRU encoders of width ``drrn_hidden``,
+    ``drrn_updates`` TD minibatches per iteration from a replay of ``replay_capacity``) and
+    ``symbolic_ppo`` (SB3's PPO with the PPO settings above), both at ``baseline_learning_rate``."""
 
     env_id: str = "BabyAI-Text-GoToLocal-v0"
     test_env_ids: tuple[str, ...] = ("BabyAI-Text-MixedTestLocal-v0",)
@@ -40,6 +43,10 @@ class GlamConfig(MethodConfig):
     llm_processes: int = 1
     eval_episodes: int = 1000
     eval_greedy: bool = False
+    baseline_learning_rate: float = 1e-4
+    drrn_hidden: int = 128
+    drrn_updates: int = 64
+    replay_capacity: int = 100_000
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -49,7 +56,7 @@ class GlamConfig(MethodConfig):
         for name in ("envs", "frames_per_env", "ppo_epochs", "minibatch_size", "micro_batch", "llm_processes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("value_head_width", "eval_episodes"):
+        for name in ("value_head_width", "eval_episodes", "drrn_hidden", "drrn_updates", "replay_capacity"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.lora_r < 0:

@@ -1,0 +1,133 @@
+"""GLAM's agent (and NPAE, the same without pretrained weights): the LLM policy in a lamorel-style
+``Caller``, trained with PPO where the LLM lives.
+
+π(a | prompt) = softmax over the LLM's scores (summed log-probs) of the six commands after GLAM's prompt; a
+value head on the hidden state of the prompt's last token (decoder-only) or the first decoder position
+(encoder-decoder). The policy's score calls are not recorded to ``llm_calls.jsonl``: the weights change at
+every update, so a recording could not be replayed.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import torch
+
+from textagents.llm.lamorel import Caller, LLMSpec
+from textagents.llm.transformers_backend import ValueHead
+from textagents.methods.glam.config import GlamConfig
+from textagents.methods.glam.episodes import Episodes
+from textagents.methods.glam.learner import Learner, episode_stats
+from textagents.methods.glam.ppo import PPOSettings, gae
+from textagents.methods.glam.updater import VALUE, PPOUpdater
+
+
+def ppo_settings(config: GlamConfig) -> PPOSettings:
+    return PPOSettings(
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        clip=config.clip,
+        entropy_coef=config.entropy_coef,
+        value_coef=config.value_coef,
+        max_grad_norm=config.max_grad_norm,
+        epochs=config.ppo_epochs,
+        minibatch_size=config.minibatch_size,
+        learning_rate=config.learning_rate,
+    )
+
+
+class LLMLearner(Learner):
+    def __init__(self, config: GlamConfig, model: str):
+        super().__init__(config)
+        self.settings = ppo_settings(config)
+        spec = LLMSpec(
+            model=model,
+            module_functions={VALUE: functools.partial(ValueHead, width=config.value_head_width)},
+            lora_r=config.lora_r,
+            pretrained=config.agent == "glam",
+            seed=config.seed,
+        )
+        self.caller = Caller(spec, PPOUpdater(self.settings, config.micro_batch), processes=config.llm_processes)
+        self.train = Episodes(config.env_id, config.envs, config.max_steps, first_seed=config.seed * 1_000_003)
+        self.rng = np.random.default_rng(config.seed)
+
+    def policy(self, episodes: Episodes, indices: list[int]) -> tuple[list[np.ndarray], list[float]]:
+        """Per env, π's log-probabilities over its commands and the value of its current state."""
+        outputs = self.caller.custom_module_fns(
+            [VALUE], [episodes.context(i) for i in indices], [episodes.candidates(i) for i in indices]
+        )
+        log_probs = []
+        for row in outputs:
+            scores = np.asarray(row["__score"], dtype=np.float64)
+            log_probs.append(scores - np.logaddexp.reduce(scores))
+        return log_probs, [float(row[VALUE][0]) for row in outputs]
+
+    def choose(self, episodes: Episodes, indices: list[int], rng: np.random.Generator, greedy: bool) -> list[int]:
+        log_probs, _ = self.policy(episodes, indices)
+        if greedy:
+            return [int(np.argmax(d)) for d in log_probs]
+        return [int(rng.choice(len(d), p=np.exp(d))) for d in log_probs]
+
+    def train_frames(self, iteration: int) -> dict[str, float]:
+        envs, steps = self.config.envs, self.config.frames_per_env
+        contexts, candidates, actions, logprobs = [], [], [], []
+        values, rewards, dones = np.zeros((steps, envs)), np.zeros((steps, envs)), np.zeros((steps, envs))
+        finished: list[tuple[float, bool]] = []
+        everyone = list(range(envs))
+        for t in range(steps):
+            contexts += [self.train.context(i) for i in everyone]
+            candidates += [self.train.candidates(i) for i in everyone]
+            log_probs, values[t] = self.policy(self.train, everyone)
+            for index, distribution in enumerate(log_probs):
+                action = int(self.rng.choice(len(distribution), p=np.exp(distribution)))
+                actions.append(action)
+                logprobs.append(float(distribution[action]))
+                episode_return = self.train.returns[index]
+                rewards[t, index], dones[t, index], success = self.train.step(index, action)
+                if dones[t, index]:
+                    finished.append((episode_return + rewards[t, index], success))
+        _, last_values = self.policy(self.train, everyone)
+        advantages, targets = gae(
+            torch.as_tensor(rewards),
+            torch.as_tensor(values),
+            torch.as_tensor(dones),
+            torch.as_tensor(last_values, dtype=torch.float64),
+            self.settings.gamma,
+            self.settings.gae_lambda,
+        )
+        results = self.caller.update(
+            contexts,
+            candidates,
+            actions=actions,
+            logprobs=logprobs,
+            values=values.reshape(-1).tolist(),
+            advantages=advantages.reshape(-1).tolist(),
+            returns=targets.reshape(-1).tolist(),
+            minibatches=max(1, round(len(contexts) / self.settings.minibatch_size)),
+            seed=self.config.seed * 7919 + iteration,
+        )
+        self.frames += steps * envs
+        self.episodes += len(finished)
+        losses = {k: float(np.mean([r[k] for r in results if k in r])) for k in results[0]}
+        return {"frames": self.frames, "episodes": self.episodes, **episode_stats(finished), **losses}
+
+    def state(self) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+        state = {
+            "frames": self.frames,
+            "episodes": self.episodes,
+            "rng": self.rng.bit_generator.state,
+            "envs": self.train.state(),
+        }
+        return state, self.caller.trainable_state()
+
+    def restore(self, state: dict[str, Any], tensors: dict[str, torch.Tensor]) -> None:
+        self.caller.load_trainable_state(tensors)
+        self.frames, self.episodes = int(state["frames"]), int(state["episodes"])
+        self.rng.bit_generator.state = state["rng"]
+        self.train.restore(state["envs"])
+
+    def close(self) -> None:
+        self.train.close()
+        self.caller.close()
