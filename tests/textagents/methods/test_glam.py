@@ -67,9 +67,10 @@ def test_the_ppo_loss_matches_a_reference_computation():
     assert float(parts["loss"]) == pytest.approx(policy - 0.01 * entropy + 0.5 * value, rel=1e-9)
 
 
-def _spec(tiny_models, **kwargs):
+def _spec(tiny_models, seq2seq=False, **kwargs):
     heads = {VALUE: functools.partial(ValueHead, width=8)}
-    return LLMSpec(model=str(tiny_models.causal), module_functions=heads, seed=3, **kwargs)
+    model = tiny_models.seq2seq if seq2seq else tiny_models.causal
+    return LLMSpec(model=str(model), module_functions=heads, seed=3, **kwargs)
 
 
 def test_the_policy_is_a_softmax_over_the_commands_log_probs_computed_by_hand(tiny_models):
@@ -127,10 +128,10 @@ def _loss(caller, contexts, candidates, kwargs):
     return float(ppo_loss(logits, *tensors, values, old_values, returns, PPOSettings())["loss"])
 
 
-@pytest.mark.parametrize("lora_r", [0, 4])
-def test_one_update_changes_the_weights_and_lowers_the_loss(tiny_models, lora_r):
+@pytest.mark.parametrize(("seq2seq", "lora_r"), [(False, 0), (False, 4), (True, 0), (True, 4)])
+def test_one_update_changes_the_weights_and_lowers_the_loss(tiny_models, seq2seq, lora_r):
     settings = PPOSettings(epochs=2, learning_rate=1e-3 if lora_r == 0 else 1e-2)
-    with Caller(_spec(tiny_models, lora_r=lora_r), PPOUpdater(settings, micro_batch=3)) as caller:
+    with Caller(_spec(tiny_models, seq2seq, lora_r=lora_r), PPOUpdater(settings, micro_batch=3)) as caller:
         contexts, candidates, kwargs = _batch(caller)
         before_state = caller.trainable_state()
         before = _loss(caller, contexts, candidates, kwargs)
