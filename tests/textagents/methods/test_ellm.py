@@ -1,0 +1,151 @@
+"""ELLM's goal suggestion: the prompt for recorded captions, the answer parser, SimpleOracle on hand-built
+states, and the intrinsic reward wrapper on scripted steps of Crafter-Text-ELLM."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import textenvs  # noqa: F401
+from textagents.methods.ellm.goals import Caption, LLMGoals, SimpleOracle, UniformGoals, suggestion_quality
+from textagents.methods.ellm.prompt import PREFIX, goal_prompt, parse_goals
+from textagents.methods.ellm.reward import EllmReward
+
+
+def _captions(data_dir):
+    return [s["ellm"] for s in json.load(gzip.open(data_dir / "crafter_text" / "captions.json.gz"))["samples"]]
+
+
+def test_the_prompt_for_recorded_captions(data_dir):
+    captions = _captions(data_dir)
+    plain = next(c for c in captions if not c[1] and not c[2])
+    assert goal_prompt(*plain) == PREFIX + _upper_first(plain[0]) + " What do you do?\n"
+    held = next(c for c in captions if c[1] and "sleepy" not in c[2])
+    assert held[0].startswith("you see cow, grass, and tree.")
+    assert goal_prompt(*held) == (
+        PREFIX + "You see cow, grass, and tree. You are targeting grass. You have in your inventory plant. "
+        "What do you do?\n"
+    )  # hungry and thirsty are dropped
+    sleepy = next(c for c in captions if "sleepy" in c[2] and c[1])
+    assert goal_prompt(*sleepy).endswith(
+        _upper_first(sleepy[0]) + " " + _upper(sleepy[1]) + " You feel sleepy. What do you do?\n"
+    )
+    assert goal_prompt("you see water.", "", "you feel sleepy.").endswith(
+        "You see water. You feel sleepy. What do you do?\n"
+    )
+    assert PREFIX.startswith("Valid actions: sleep, eat, attack, chop, drink, place, make, mine\n")
+
+
+def _upper(text):
+    return text[:1].upper() + text[1:]
+
+
+def _upper_first(obs):
+    text = _upper(obs)
+    second = text.find(".") + 2
+    return text[:second] + text[second : second + 1].upper() + text[second + 1 :]
+
+
+def test_bullets_are_goals_and_other_lines_are_counted():
+    parsed = parse_goals("- Chop tree.\n- Attack cow\n- chop tree\nI would also rest.\n- place crafting-table")
+    assert parsed.goals == ("chop tree", "attack cow", "place crafting", "table")  # the original split on "-"
+    assert parsed.non_bullet_lines == 1 and not parsed.well_formed
+    assert parse_goals("- Eat plant\n```").goals == ("eat plant",)
+    strict = parse_goals("- Chop tree\nand then sleep", strict=True)
+    assert strict.goals == () and not strict.well_formed
+    assert parse_goals("- Drink water\n- Sleep", strict=True).goals == ("drink water", "sleep")
+    assert parse_goals("").goals == ()
+
+
+def _caption(observation, items=None, inventory="", status=""):
+    return Caption(observation, inventory, status, {**dict.fromkeys(["wood", "stone", "sapling"], 0), **(items or {})})
+
+
+def test_simple_oracle_follows_the_prerequisite_table():
+    oracle = SimpleOracle()
+    assert oracle.suggest(_caption("you see cow, grass, and tree. you are targeting grass.")) == [
+        "attack cow",
+        "eat cow",
+        "chop tree",
+        "chop grass",
+    ]
+    with_wood = oracle.suggest(_caption("you see crafting table, and tree.", {"wood": 1}))
+    assert "make wood pickaxe" in with_wood and "make wood sword" in with_wood
+    assert "place crafting table" not in with_wood and "make crafting table" in with_wood  # one is in view
+    assert "mine stone" not in oracle.suggest(_caption("you see stone."))  # no wood pickaxe
+    assert "mine stone" in oracle.suggest(_caption("you see stone.", {"wood_pickaxe": 1}))
+    assert "place furnace" not in oracle.suggest(_caption("you see grass.", {"stone": 3}))
+    assert "place furnace" in oracle.suggest(_caption("you see grass.", {"stone": 4}))
+    assert "sleep" in oracle.suggest(_caption("you see grass.", status="you feel sleepy."))
+    assert "sleep" not in oracle.suggest(_caption("you see grass.", status="you feel hungry."))
+    # the original's thirst rule reads the inventory sentence, where "thirsty" never is: it never fires
+    assert "drink water" not in oracle.suggest(_caption("you see grass.", status="you feel thirsty."))
+
+
+def test_uniform_goals_and_suggestion_quality():
+    goals = UniformGoals(count=3, seed=1).suggest(_caption("you see grass."))
+    assert len(set(goals)) == 3
+    quality = suggestion_quality(["chop grass", "fly away", "attack cow"], _caption("you see grass."), {"attack cow"})
+    assert quality == pytest.approx({"valid": 2 / 3, "achievable": 1 / 3, "novel": 2 / 3})
+
+
+class _Backend:
+    model_name = "scripted"
+
+    def __init__(self, answer):
+        from textagents.llm import TokenUsage
+
+        self.answer, self.prompts, self.usage = answer, [], TokenUsage()
+
+    def generate(self, prompts, **sampling):
+        self.prompts += prompts
+        return [self.answer] * len(prompts)
+
+
+def test_llm_goals_are_cached_per_prompt():
+    backend = _Backend("- Chop tree\n- Drink water")
+    source = LLMGoals(backend)
+    caption = _caption("you see tree, and water. you are targeting tree.")
+    assert source.suggest(caption) == ["chop tree", "drink water"] == source.suggest(caption)
+    assert len(backend.prompts) == 1 and source.calls == 1 and source.cache_hits == 1 and source.malformed == 0
+
+
+_SEEN: dict[str, int] = {}
+
+
+def _exact_embed(texts):
+    """Orthogonal vectors per distinct text: similarity 1 for the same words, 0 otherwise."""
+    return np.stack([np.eye(64)[_SEEN.setdefault(t, len(_SEEN))] for t in texts])
+
+
+def test_a_matching_action_pays_once_per_episode_and_others_pay_nothing():
+    env = EllmReward(gym.make("Crafter-Text-ELLM-v0"), SimpleOracle(), _exact_embed, threshold=0.99)
+    _, info = env.reset(seed=0)
+    assert "chop grass" in info["goals"]
+    _, reward, *_, info = env.step("chop grass")  # targeting grass: succeeds and was suggested
+    assert reward == pytest.approx(1.0) and info["intrinsic_reward"] == pytest.approx(1.0)
+    assert "chop grass" in info["achieved_goals"] and "chop grass" not in info["goals"]
+    _, reward, *_, info = env.step("chop grass")
+    assert reward == 0.0  # achieved: no longer a goal
+    _, reward, *_, info = env.step("attack zombie")  # no zombie: the action fails
+    assert reward == 0.0 and not info["action_success"]
+    env.reset(seed=0)
+    _, reward, *_ = env.step("chop grass")
+    assert reward == pytest.approx(1.0)  # a new episode: achievable again
+
+
+def test_paraphrased_goals_pay_with_the_real_embedder():
+    from textagents.sb3.features import SentenceEmbedder
+
+    embed = SentenceEmbedder()
+    source = _Backend("- Attack the cow\n- Chop the grass")
+    env = EllmReward(gym.make("Crafter-Text-ELLM-v0"), LLMGoals(source), embed, goal_observation=True)
+    obs, info = env.reset(seed=0)
+    assert info["goals"] == ["attack the cow", "chop the grass"] and obs["goals"].shape == (embed.dim,)
+    _, reward, *_, info = env.step("chop grass")
+    assert 0.85 <= reward < 1.0  # "chop the grass" is the same goal for all-MiniLM-L6-v2
+    assert info["achieved_goals"] == ["chop the grass"] and info["goals"] == ["attack the cow"]
