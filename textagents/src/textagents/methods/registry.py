@@ -32,6 +32,11 @@ METHOD_TABLE: tuple[MethodEntry, ...] = (
         "GLAM: an LLM policy on BabyAI-Text fine-tuned online with PPO (lamorel-style caller)",
         "textagents.methods.glam.method:GlamMethod",
     ),
+    MethodEntry(
+        "ellm",
+        "ELLM: DQN pretraining on Crafter rewarded for reaching LLM-suggested goals",
+        "textagents.methods.ellm.method:EllmMethod",
+    ),
 )
 
 METHODS = {entry.name: entry for entry in METHOD_TABLE}

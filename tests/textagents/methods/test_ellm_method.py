@@ -1,0 +1,97 @@
+"""ELLM's DQN (n-step replay and Double-DQN loss against hand computations) and the method end to end:
+SimpleOracle goals, an LLM goal source on a tiny model, and its replay."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from textagents.methods.ellm.dqn import DuelingQNetwork, NStepReplay, double_dqn_loss
+
+SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "ellm" / "smoke.yaml"
+
+
+def _replay():
+    replay = NStepReplay(size=8, text_size=2, frame_shape=(1,))
+    # episode 1: rewards 1, 2, 3, terminated after the third; episode 2: 4, 5 (still running)
+    for step, (reward, terminated) in enumerate([(1, False), (2, False), (3, True), (4, False), (5, False)]):
+        replay.add([step], [step, 0], step % 3, reward, [step + 10], [0, step], terminated, False)
+    return replay
+
+
+def test_n_step_returns_stop_at_the_episode_end_and_at_the_newest_transition():
+    gamma = 0.5
+    batch = _replay().gather(np.array([0, 1, 2, 3, 4]), n=3, gamma=gamma)
+    np.testing.assert_allclose(batch["returns"], [1 + 0.5 * 2 + 0.25 * 3, 2 + 0.5 * 3, 3, 4 + 0.5 * 5, 5])
+    np.testing.assert_allclose(batch["discounts"], [0, 0, 0, 0.25, 0.5])  # no bootstrap after a termination
+    assert batch["next_frames"].flatten().tolist() == [12, 12, 12, 14, 14]
+
+
+def test_a_time_limit_ends_the_sum_but_bootstraps():
+    replay = NStepReplay(size=4, text_size=1, frame_shape=(1,))
+    replay.add([0], [0], 0, 1.0, [1], [0], False, True)  # truncated
+    replay.add([1], [0], 0, 7.0, [2], [0], False, False)
+    batch = replay.gather(np.array([0]), n=3, gamma=0.9)
+    assert float(batch["returns"][0]) == 1.0 and float(batch["discounts"][0]) == pytest.approx(0.9)
+
+
+def test_the_double_dqn_loss_matches_a_hand_computation():
+    torch.manual_seed(0)
+    online, target = DuelingQNetwork(2, 4), DuelingQNetwork(2, 4)
+    frames = torch.randint(0, 255, (3, 64, 64, 3), dtype=torch.uint8)
+    texts, next_texts = torch.randn(3, 2), torch.randn(3, 2)
+    batch = {
+        "frames": frames,
+        "texts": texts,
+        "actions": torch.tensor([0, 3, 1]),
+        "returns": torch.tensor([1.0, 0.0, -1.0]),
+        "discounts": torch.tensor([0.9, 0.0, 0.81]),
+        "next_frames": frames.flip(0),
+        "next_texts": next_texts,
+    }
+    with torch.no_grad():
+        q = online(frames, texts)[torch.arange(3), batch["actions"]]
+        best = online(frames.flip(0), next_texts).argmax(1)  # chosen by the online network ...
+        value = target(frames.flip(0), next_texts)[torch.arange(3), best]  # ... valued by the target
+        goal = batch["returns"] + batch["discounts"] * value
+        diff = (q - goal).abs()
+        expected = torch.where(diff < 1, 0.5 * diff**2, diff - 0.5).mean()
+    assert float(double_dqn_loss(online, target, batch)) == pytest.approx(float(expected), rel=1e-5)
+
+
+def _records(run):
+    return [
+        {k: v for k, v in json.loads(line).items() if k != "time"}
+        for line in (run / "metrics.jsonl").read_text().splitlines()
+    ]
+
+
+def test_the_smoke_run_with_simple_oracle_goals(tmp_path):
+    from textagents.methods.core.runner import run_method
+
+    run_method("ellm", SMOKE, tmp_path / "run", progress=False)
+    records = _records(tmp_path / "run")
+    assert [(r["kind"], r["iteration"]) for r in records] == [("train", 1), ("eval", 1), ("train", 2), ("eval", 2)]
+    assert records[2]["frames"] == 300 and np.isfinite(records[2]["loss"])
+    assert 0 <= records[1]["achievements"] <= 22 and "success/collect_wood" in records[1]
+    assert records[0]["suggestions/valid"] == 1.0  # the oracle only names achievements
+
+
+def test_an_llm_goal_source_runs_and_replays_exactly(tmp_path, tiny_models):
+    from textagents.methods.core.runner import LLMChoice, run_method
+
+    config = tmp_path / "llm.yaml"
+    smoke = SMOKE.read_text().replace("goal_source: oracle", "goal_source: llm")
+    config.write_text(smoke.replace("iterations: 2", "iterations: 1"))
+    recorded, replayed = tmp_path / "recorded", tmp_path / "replayed"
+    run_method("ellm", config, recorded, llm=LLMChoice(model=str(tiny_models.causal)), progress=False)
+    first = _records(recorded)[0]
+    assert first["llm_calls"] >= 1 and first["llm_calls"] + first["cache_hits"] >= 150
+    calls = tmp_path / "calls.jsonl"
+    calls.write_bytes((recorded / "llm_calls.jsonl").read_bytes())
+    run_method("ellm", config, replayed, llm=LLMChoice(replay=str(calls)), progress=False)
+    assert _records(replayed) == _records(recorded)

@@ -1,0 +1,59 @@
+"""ELLM's settings (Du et al. 2023; METHODS.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textagents.methods.core.config import MethodConfig
+
+GOAL_SOURCES = ("none", "uniform", "oracle", "llm")
+
+
+@dataclass(frozen=True)
+class EllmConfig(MethodConfig):
+    """Each iteration plays ``frames_per_iteration`` frames of ``env_id`` with the DQN agent rewarded by
+    ELLM's intrinsic reward for the goals of ``goal_source`` (``none``: the env's own reward, the paper's
+    no-intrinsic baseline; ``uniform``; ``oracle``: SimpleOracle; ``llm``: the run's model), at similarity
+    ``threshold``; ``goal_conditioned`` adds the goals' embedding to the agent's input. DQN: the paper's
+    settings (``learning_rate``, ``n_steps``, ...). Evaluation: ``eval_episodes`` episodes at
+    ``eval_epsilon``, counting achievements."""
+
+    env_id: str = "Crafter-Text-ELLM-v0"
+    goal_source: str = "llm"
+    uniform_goals: int = 5
+    threshold: float = 0.85
+    goal_conditioned: bool = False
+    frames_per_iteration: int = 10_000
+    learning_rate: float = 6.25e-5
+    gamma: float = 0.99
+    n_steps: int = 3
+    batch_size: int = 32
+    buffer_size: int = 100_000
+    learning_starts: int = 1_000
+    train_every: int = 4
+    target_update_every: int = 2_000
+    epsilon_frames: int = 100_000
+    eval_episodes: int = 10
+    eval_epsilon: float = 0.05
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.goal_source not in GOAL_SOURCES:
+            raise ValueError(f"goal_source must be one of {list(GOAL_SOURCES)}, got {self.goal_source!r}")
+        for name in (
+            "uniform_goals",
+            "frames_per_iteration",
+            "n_steps",
+            "batch_size",
+            "buffer_size",
+            "train_every",
+            "target_update_every",
+            "epsilon_frames",
+            "eval_episodes",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0 < self.threshold <= 1 or not 0 <= self.eval_epsilon <= 1:
+            raise ValueError(
+                f"threshold must be in (0, 1] and eval_epsilon in [0, 1], got {self.threshold}, {self.eval_epsilon}"
+            )

@@ -1,0 +1,177 @@
+"""ELLM's agent: DQN with Double-DQN targets, dueling heads and n-step returns on pixels and the caption's
+sentence embedding (and, goal-conditioned, the suggested goals' mean embedding).
+
+Stable-Baselines3's DQN has n-step returns but only for flat observations, and neither Double targets nor
+dueling heads; this is the small part written here: a replay of uint8 frames and float16 embeddings with
+n-step returns computed at sampling time (never across an episode's end), and the update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+
+@dataclass(frozen=True)
+class DQNSettings:
+    """The paper's: lr 6.25e-5, 3-step returns, Double DQN, dueling heads; the rest as Rainbow-style DQN."""
+
+    learning_rate: float = 6.25e-5
+    gamma: float = 0.99
+    n_steps: int = 3
+    batch_size: int = 32
+    buffer_size: int = 100_000
+    learning_starts: int = 1_000
+    train_every: int = 4
+    target_update_every: int = 2_000
+    epsilon_start: float = 1.0
+    epsilon_end: float = 0.05
+    epsilon_frames: int = 100_000
+    max_grad_norm: float = 10.0
+
+
+class DuelingQNetwork(nn.Module):
+    """A conv encoder of the 64x64 frame, a linear encoder of the text vector, dueling value/advantage."""
+
+    def __init__(self, text_size: int, actions: int, hidden: int = 256):
+        super().__init__()
+        self.conv = nn.Sequential(
+            nn.Conv2d(3, 32, 8, stride=4),
+            nn.ReLU(),
+            nn.Conv2d(32, 64, 4, stride=2),
+            nn.ReLU(),
+            nn.Conv2d(64, 64, 3, stride=1),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        self.text = nn.Sequential(nn.Linear(text_size, 128), nn.ReLU())
+        features = 64 * 4 * 4 + 128
+        self.value = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.advantage = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, actions))
+
+    def forward(self, frames: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
+        pixels = frames.permute(0, 3, 1, 2).float() / 255.0
+        features = torch.cat([self.conv(pixels), self.text(texts.float())], dim=-1)
+        advantage = self.advantage(features)
+        return self.value(features) + advantage - advantage.mean(-1, keepdim=True)
+
+
+class NStepReplay:
+    """Transitions of one env in order; a sample's return sums up to ``n`` rewards of its own episode."""
+
+    def __init__(self, size: int, text_size: int, frame_shape: tuple[int, ...] = (64, 64, 3)):
+        self.size, self.count, self.position = size, 0, 0
+        self.frames = np.zeros((size, *frame_shape), np.uint8)
+        self.next_frames = np.zeros((size, *frame_shape), np.uint8)
+        self.texts = np.zeros((size, text_size), np.float16)
+        self.next_texts = np.zeros((size, text_size), np.float16)
+        self.actions = np.zeros(size, np.int64)
+        self.rewards = np.zeros(size, np.float32)
+        self.ends = np.zeros(size, bool)  # the episode ended after this transition
+        self.terminals = np.zeros(size, bool)  # ... by termination (no bootstrap), not by a time limit
+
+    def add(self, frame, text, action, reward, next_frame, next_text, terminated: bool, truncated: bool) -> None:
+        i = self.position
+        self.frames[i], self.texts[i], self.actions[i], self.rewards[i] = frame, text, action, reward
+        self.next_frames[i], self.next_texts[i] = next_frame, next_text
+        self.ends[i], self.terminals[i] = terminated or truncated, terminated
+        self.position = (i + 1) % self.size
+        self.count = min(self.count + 1, self.size)
+
+    def sample(self, batch: int, n: int, gamma: float, rng: np.random.Generator) -> dict[str, torch.Tensor]:
+        return self.gather(rng.integers(0, self.count, size=batch), n, gamma)
+
+    def gather(self, indices: np.ndarray, n: int, gamma: float) -> dict[str, torch.Tensor]:
+        """The n-step samples starting at ``indices``: the sum stops at the episode's end or at the newest
+        transition (bootstrapping from there with the discount reached)."""
+        newest = (self.position - 1) % self.size
+        batch = len(indices)
+        returns = np.zeros(batch, np.float32)
+        discounts = np.ones(batch, np.float32)
+        last = indices.copy()
+        alive = np.ones(batch, bool)
+        for k in range(n):
+            step = (indices + k) % self.size
+            valid = alive & ((k == 0) | (step != (newest + 1) % self.size))
+            returns += np.where(valid, discounts * self.rewards[step], 0.0)
+            discounts = np.where(valid, discounts * gamma, discounts)
+            last = np.where(valid, step, last)
+            alive = valid & ~self.ends[step] & (step != newest)
+        bootstrap = ~self.terminals[last]
+        return {
+            "frames": torch.as_tensor(self.frames[indices]),
+            "texts": torch.as_tensor(self.texts[indices]),
+            "actions": torch.as_tensor(self.actions[indices]),
+            "returns": torch.as_tensor(returns),
+            "discounts": torch.as_tensor(discounts * bootstrap),
+            "next_frames": torch.as_tensor(self.next_frames[last]),
+            "next_texts": torch.as_tensor(self.next_texts[last]),
+        }
+
+
+def double_dqn_loss(online: nn.Module, target: nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Huber loss to R + γ^k Q_target(s', argmax_a Q_online(s', a)) (zero bootstrap after a termination)."""
+    q = online(batch["frames"], batch["texts"]).gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        best = online(batch["next_frames"], batch["next_texts"]).argmax(1, keepdim=True)
+        next_q = target(batch["next_frames"], batch["next_texts"]).gather(1, best).squeeze(1)
+        goal = batch["returns"] + batch["discounts"] * next_q
+    return nn.functional.smooth_l1_loss(q, goal)
+
+
+class DQNAgent:
+    """ε-greedy acting, replay, Double-DQN updates every ``train_every`` frames, target copies."""
+
+    def __init__(self, text_size: int, actions: int, settings: DQNSettings, seed: int = 0):
+        torch.manual_seed(seed)
+        self.settings, self.actions = settings, actions
+        self.online = DuelingQNetwork(text_size, actions)
+        self.target = DuelingQNetwork(text_size, actions)
+        self.target.load_state_dict(self.online.state_dict())
+        self.optimizer = torch.optim.Adam(self.online.parameters(), lr=settings.learning_rate, eps=1.5e-4)
+        self.replay = NStepReplay(settings.buffer_size, text_size)
+        self.rng = np.random.default_rng(seed)
+        self.frames = 0
+        self.losses: list[float] = []
+
+    def epsilon(self) -> float:
+        s = self.settings
+        fraction = min(1.0, self.frames / max(1, s.epsilon_frames))
+        return s.epsilon_start + fraction * (s.epsilon_end - s.epsilon_start)
+
+    def act(self, frame: np.ndarray, text: np.ndarray, epsilon: float | None = None) -> int:
+        if self.rng.random() < (self.epsilon() if epsilon is None else epsilon):
+            return int(self.rng.integers(self.actions))
+        with torch.no_grad():
+            q = self.online(torch.as_tensor(frame[None]), torch.as_tensor(text[None]))
+        return int(q.argmax(1))
+
+    def observe(self, *transition: Any) -> None:
+        """Store a transition (frame, text, action, reward, next frame, next text, terminated, truncated)
+        and learn when it is time."""
+        self.replay.add(*transition)
+        self.frames += 1
+        s = self.settings
+        if self.frames >= s.learning_starts and self.frames % s.train_every == 0:
+            batch = self.replay.sample(s.batch_size, s.n_steps, s.gamma, self.rng)
+            loss = double_dqn_loss(self.online, self.target, batch)
+            self.optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(self.online.parameters(), s.max_grad_norm)
+            self.optimizer.step()
+            self.losses.append(float(loss.detach()))
+        if self.frames % s.target_update_every == 0:
+            self.target.load_state_dict(self.online.state_dict())
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        state = {f"online.{k}": v.detach().clone() for k, v in self.online.state_dict().items()}
+        state.update({f"target.{k}": v.detach().clone() for k, v in self.target.state_dict().items()})
+        return state
+
+    def load_tensors(self, tensors: dict[str, torch.Tensor]) -> None:
+        self.online.load_state_dict({k[7:]: v for k, v in tensors.items() if k.startswith("online.")})
+        self.target.load_state_dict({k[7:]: v for k, v in tensors.items() if k.startswith("target.")})

@@ -1,0 +1,190 @@
+"""``ellm``: DQN pretraining on ELLM's Crafter with the intrinsic reward of LLM-suggested goals (Du et al.
+2023), and the paper's baselines as goal sources (none, uniform, SimpleOracle).
+
+Each iteration plays ``frames_per_iteration`` frames (one env), learning as it goes; evaluation plays
+``eval_episodes`` episodes and counts achievements (per episode, per achievement, Crafter's score).
+Logged: intrinsic return, achievements per training episode, LLM calls, cache hits, malformed answers and
+the suggestions' quality (valid / achievable / novel). A checkpoint holds the networks, Adam and the
+counters; the replay buffer is not kept (a resumed run refills it, so it is not bit-exact).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+import textenvs  # noqa: F401  (registers the ids)
+from textagents.methods.core.method import Method, RunContext
+from textagents.methods.core.run_dir import Checkpoint
+from textagents.methods.ellm.config import EllmConfig
+from textagents.methods.ellm.dqn import DQNAgent, DQNSettings
+from textagents.methods.ellm.goals import (
+    Caption,
+    GoalSource,
+    LLMGoals,
+    NoGoals,
+    SimpleOracle,
+    UniformGoals,
+    suggestion_quality,
+)
+from textagents.methods.ellm.reward import EllmReward
+from textenvs.envs.crafter_text.metrics import crafter_score, success_rates
+
+EVAL_SEED_OFFSET = 1_000_000
+
+
+class EllmMethod(Method):
+    name = "ellm"
+    summary = "ELLM: DQN pretraining on Crafter rewarded for reaching LLM-suggested goals"
+    config_class = EllmConfig
+
+    def __init__(self, config: EllmConfig, context: RunContext):
+        super().__init__(config, context)
+        from textagents.sb3.features import SentenceEmbedder
+
+        self.embed = SentenceEmbedder()
+        self._source: GoalSource | None = None  # built on first use: an LLM source records into the run
+        self._train_env: EllmReward | None = None
+        self.obs: dict[str, Any] | None = None
+        actions = gym.make(config.env_id, action_mode="discrete").action_space.n
+        text_size = self.embed.dim * (2 if config.goal_conditioned else 1)
+        settings = DQNSettings(
+            learning_rate=config.learning_rate,
+            gamma=config.gamma,
+            n_steps=config.n_steps,
+            batch_size=config.batch_size,
+            buffer_size=config.buffer_size,
+            learning_starts=config.learning_starts,
+            train_every=config.train_every,
+            target_update_every=config.target_update_every,
+            epsilon_frames=config.epsilon_frames,
+        )
+        self.agent = DQNAgent(text_size, actions, settings, seed=config.seed)
+        self.episodes = 0
+
+    @property
+    def source(self) -> GoalSource:
+        if self._source is None:
+            self._source = self._make_source()
+        return self._source
+
+    @property
+    def env(self) -> EllmReward:
+        if self._train_env is None:
+            self._train_env = self._env(keep_env_reward=self.config.goal_source == "none")
+        return self._train_env
+
+    def _make_source(self) -> GoalSource:
+        if self.config.goal_source == "llm":
+            return LLMGoals(self.context.llm())
+        if self.config.goal_source == "oracle":
+            return SimpleOracle()
+        if self.config.goal_source == "uniform":
+            return UniformGoals(self.config.uniform_goals, seed=self.config.seed)
+        return NoGoals()
+
+    def _env(self, keep_env_reward: bool) -> EllmReward:
+        env = gym.make(self.config.env_id, obs_mode="text+pixels", action_mode="discrete")
+        return EllmReward(
+            env,
+            self.source,
+            self.embed,
+            threshold=self.config.threshold,
+            keep_env_reward=keep_env_reward,
+            goal_observation=self.config.goal_conditioned,
+        )
+
+    def _text(self, obs: dict[str, Any]) -> np.ndarray:
+        parts = [self.embed([obs["text"]])[0]]
+        if self.config.goal_conditioned:
+            parts.append(obs["goals"])
+        return np.concatenate(parts).astype(np.float32)
+
+    def _start_episode(self) -> None:
+        self.obs, info = self.env.reset(seed=self.config.seed * 100_003 + self.episodes)
+        self.info, self.intrinsic = info, 0.0
+
+    # ------------------------------------------------------------------ training
+    def train_iteration(self, iteration: int) -> dict[str, Any]:
+        if self.obs is None:
+            self._start_episode()
+        finished, intrinsic, quality = [], [], []
+        for _ in range(self.config.frames_per_iteration):
+            frame, text = self.obs["image"], self._text(self.obs)
+            if self.info["goals"]:
+                quality.append(suggestion_quality(self.info["goals"], Caption.of(self.info), self.env.achieved))
+            action = self.agent.act(frame, text)
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            self.agent.observe(frame, text, action, reward, obs["image"], self._text(obs), terminated, truncated)
+            self.obs, self.info = obs, info
+            self.intrinsic += info["intrinsic_reward"]
+            if terminated or truncated:
+                finished.append(sum(v > 0 for v in info["achievements"].values()))
+                intrinsic.append(self.intrinsic)
+                self.episodes += 1
+                self._start_episode()
+        metrics: dict[str, Any] = {
+            "frames": self.agent.frames,
+            "episodes": self.episodes,
+            "epsilon": self.agent.epsilon(),
+            "loss": float(np.mean(self.agent.losses[-100:])) if self.agent.losses else float("nan"),
+        }
+        if finished:
+            metrics.update(achievements=float(np.mean(finished)), intrinsic_return=float(np.mean(intrinsic)))
+        for key in ("valid", "achievable", "novel"):
+            if quality:
+                metrics[f"suggestions/{key}"] = float(np.mean([q[key] for q in quality]))
+        if isinstance(self.source, LLMGoals):
+            metrics.update(
+                llm_calls=self.source.calls, cache_hits=self.source.cache_hits, malformed=self.source.malformed
+            )
+        return metrics
+
+    def evaluate(self) -> dict[str, Any]:
+        env = self._env(keep_env_reward=True)
+        episodes = []
+        for index in range(self.config.eval_episodes):
+            obs, info = env.reset(seed=EVAL_SEED_OFFSET + index)
+            done = False
+            while not done:
+                action = self.agent.act(obs["image"], self._text(obs), epsilon=self.config.eval_epsilon)
+                obs, _, terminated, truncated, info = env.step(action)
+                done = terminated or truncated
+            episodes.append(info["achievements"])
+        env.close()
+        rates = success_rates(episodes)
+        return {
+            "frames": self.agent.frames,
+            "achievements": float(np.mean([sum(v > 0 for v in e.values()) for e in episodes])),
+            "score": crafter_score(episodes),
+            **{f"success/{name}": rate for name, rate in rates.items()},
+        }
+
+    # ------------------------------------------------------------------ checkpoints
+    def checkpoint(self, iteration: int) -> Checkpoint:
+        state = {"frames": self.agent.frames, "episodes": self.episodes, "rng": self.agent.rng.bit_generator.state}
+        tensors = self.agent.tensors()
+        for index, moments in self.agent.optimizer.state_dict()["state"].items():
+            tensors.update({f"adam.{index}.{k}": torch.as_tensor(v).clone() for k, v in moments.items()})
+        return Checkpoint(iteration, state, tensors)
+
+    def restore(self, checkpoint: Checkpoint) -> None:
+        self.agent.load_tensors(checkpoint.tensors)
+        moments: dict[int, dict[str, torch.Tensor]] = {}
+        for name, value in checkpoint.tensors.items():
+            if name.startswith("adam."):
+                _, index, key = name.split(".", 2)
+                moments.setdefault(int(index), {})[key] = value
+        full = self.agent.optimizer.state_dict()
+        full["state"] = moments
+        self.agent.optimizer.load_state_dict(full)
+        self.agent.frames = int(checkpoint.state["frames"])
+        self.agent.rng.bit_generator.state = checkpoint.state["rng"]
+        self.episodes = int(checkpoint.state["episodes"])
+
+    def close(self) -> None:
+        if self._train_env is not None:
+            self._train_env.close()
