@@ -226,16 +226,17 @@ def test_npae_has_the_architecture_without_the_pretrained_weights(tiny_models):
 
 
 def test_the_comparison_runs_each_agent_and_seed_once_and_reports_mean_curves(tmp_path):
-    from textagents.methods.glam.compare import main
+    from textagents.cli import main
 
     out = tmp_path / "compare"
-    assert main([str(SMOKE), "--out", str(out), "--agents", "drrn", "symbolic_ppo", "--seeds", "0", "1"]) == 0
+    command = ["method", "compare", "glam", str(SMOKE), "--out", str(out), "--no-progress"]
+    assert main([*command, "--vary", "agent=drrn,symbolic_ppo", "--seeds", "0", "1"]) == 0
     report = (out / "comparison.md").read_text()
-    assert "## train_level" in report and "## MixedTestLocal" in report
+    assert "## train_level success rate" in report and "## MixedTestLocal success rate" in report
     assert report.count("| drrn | 16 |") == 2 and report.count("| symbolic_ppo | 0 |") == 2  # zero-shot point
     assert (out / "comparison.png").is_file()
-    finished = (out / "drrn_seed1" / "metrics.jsonl").stat().st_mtime_ns
-    main([str(SMOKE), "--out", str(out), "--agents", "drrn", "--seeds", "1"])
-    assert (out / "drrn_seed1" / "metrics.jsonl").stat().st_mtime_ns == finished  # not run again
-    with pytest.raises(SystemExit):
-        main([str(SMOKE), "--out", str(out), "--agents", "dqn"])
+    finished = (out / "agent=drrn_seed1" / "metrics.jsonl").stat().st_mtime_ns
+    assert main([*command, "--vary", "agent=drrn", "--seeds", "1"]) == 0
+    assert (out / "agent=drrn_seed1" / "metrics.jsonl").stat().st_mtime_ns == finished  # not run again
+    assert main([*command, "--vary", "agent=dqn"]) == 2  # refused before anything runs
+    assert main([*command, "--vary", "agent"]) == 2

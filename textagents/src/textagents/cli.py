@@ -217,6 +217,24 @@ def _method_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _method_compare(args: argparse.Namespace) -> int:
+    from textagents.methods.core.compare import parse_vary, run_comparison
+
+    key, values = parse_vary(args.vary)
+    path = run_comparison(
+        args.method,
+        args.config,
+        args.out,
+        key,
+        values,
+        args.seeds,
+        llm=_llm_choice(args),
+        progress=not args.no_progress,
+    )
+    print(json.dumps({"comparison": str(path)}))
+    return 0
+
+
 def _method_eval(args: argparse.Namespace) -> int:
     from textagents.methods.core.runner import evaluate_run
 
@@ -247,6 +265,16 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_llm_options(run)
     run.set_defaults(run=_method_run)
+
+    compare = actions.add_parser("compare", help="one run per value of a setting and per seed, and their curves")
+    compare.add_argument("method")
+    compare.add_argument("config")
+    compare.add_argument("--out", required=True, help="a folder for the runs and comparison.md / comparison.png")
+    compare.add_argument("--vary", required=True, help="KEY=VALUE1,VALUE2,...: the setting compared")
+    compare.add_argument("--seeds", nargs="+", type=int, default=[0], help="the seeds of each value (default: 0)")
+    compare.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_llm_options(compare)
+    compare.set_defaults(run=_method_compare)
 
     evaluate = actions.add_parser("eval", help="evaluate a run's checkpoint (appends to its evals.jsonl)")
     evaluate.add_argument("method")

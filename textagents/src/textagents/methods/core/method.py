@@ -35,6 +35,8 @@ class Method(ABC):
     name: ClassVar[str]
     summary: ClassVar[str]
     config_class: ClassVar[type[MethodConfig]]
+    #: What ``textagents method compare`` plots on the x axis of ``comparison_curves``.
+    comparison_x: ClassVar[str] = "iteration"
 
     def __init__(self, config: MethodConfig, context: RunContext):
         self.config = config
@@ -54,6 +56,19 @@ class Method(ABC):
 
     def report_sections(self, metrics: list[dict[str, Any]]) -> list[str]:
         return []
+
+    @staticmethod
+    def comparison_curves(metrics: list[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
+        """The curves ``textagents method compare`` averages over seeds: panel -> (x, y) points. By default
+        every numeric evaluation metric against the iteration."""
+        curves: dict[str, list[tuple[float, float]]] = {}
+        for record in metrics:
+            if record.get("kind") != "eval":
+                continue
+            for key, value in record.items():
+                if key not in ("iteration", "time") and isinstance(value, int | float) and not isinstance(value, bool):
+                    curves.setdefault(key, []).append((record["iteration"], value))
+        return curves
 
     def close(self) -> None:  # noqa: B027  (optional hook: most methods hold nothing to release)
         """Release what the method holds (env workers, models)."""

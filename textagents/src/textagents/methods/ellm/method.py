@@ -40,6 +40,7 @@ class EllmMethod(Method):
     name = "ellm"
     summary = "ELLM: DQN pretraining on Crafter rewarded for reaching LLM-suggested goals"
     config_class = EllmConfig
+    comparison_x = "training frames"
 
     def __init__(self, config: EllmConfig, context: RunContext):
         super().__init__(config, context)
@@ -184,6 +185,15 @@ class EllmMethod(Method):
         self.agent.frames = int(checkpoint.state["frames"])
         self.agent.rng.bit_generator.state = checkpoint.state["rng"]
         self.episodes = int(checkpoint.state["episodes"])
+
+    @staticmethod
+    def comparison_curves(metrics: list[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
+        """Achievements per evaluation episode and Crafter's score against frames."""
+        evals = [r for r in metrics if r.get("kind") == "eval"]
+        return {
+            "achievements per episode": [(r["frames"], r["achievements"]) for r in evals],
+            "Crafter score": [(r["frames"], r["score"]) for r in evals],
+        }
 
     def close(self) -> None:
         if self._train_env is not None:

@@ -16,7 +16,7 @@ from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.run_dir import Checkpoint
 from textagents.methods.glam.config import GlamConfig
 from textagents.methods.glam.learner import Learner
-from textagents.methods.glam.report import glam_sections
+from textagents.methods.glam.report import glam_sections, success_curves
 
 
 def make_learner(config: GlamConfig) -> Learner:
@@ -41,6 +41,7 @@ class GlamMethod(Method):
     name = "glam"
     summary = "GLAM: an LLM policy on BabyAI-Text fine-tuned online with PPO (lamorel-style caller)"
     config_class = GlamConfig
+    comparison_x = "training frames"
 
     def __init__(self, config: GlamConfig, context: RunContext):
         super().__init__(config, context)
@@ -64,6 +65,11 @@ class GlamMethod(Method):
 
     def report_sections(self, metrics: list[dict[str, Any]]) -> list[str]:
         return glam_sections(metrics, self.config, self.context.run_dir)
+
+    @staticmethod
+    def comparison_curves(metrics: list[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
+        """Success rate against frames per evaluated level, from the untrained agent on."""
+        return {f"{level} success rate": points for level, points in success_curves(metrics).items()}
 
     def close(self) -> None:
         self.learner.close()
