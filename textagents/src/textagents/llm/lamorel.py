@@ -152,7 +152,10 @@ class Caller:
 
     @staticmethod
     def _receive(pipe: Any) -> Any:
-        status, value = pipe.recv()
+        try:
+            status, value = pipe.recv()
+        except EOFError as error:
+            raise RuntimeError("an LLM worker process died (out of memory?); see its output above") from error
         if status == "error":
             raise RuntimeError(f"LLM worker failed: {value}")
         return value
