@@ -50,7 +50,9 @@ class EllmMethod(Method):
         self._source: GoalSource | None = None  # built on first use: an LLM source records into the run
         self._train_env: EllmReward | None = None
         self.obs: dict[str, Any] | None = None
-        actions = gym.make(config.env_id, action_mode="discrete").action_space.n
+        probe = gym.make(config.env_id, action_mode="discrete")
+        actions = int(probe.action_space.n)
+        probe.close()
         text_size = self.embed.dim * (2 if config.goal_conditioned else 1)
         settings = DQNSettings(
             learning_rate=config.learning_rate,
