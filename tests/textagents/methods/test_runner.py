@@ -172,3 +172,14 @@ def test_an_unknown_method_is_refused_with_the_valid_ones():
     with pytest.raises(ValueError, match=r"unknown method 'glamm'.*valid: example"):
         run_method("glamm", SMOKE, "/nonexistent", progress=False)
     assert main(["method", "run", "glamm", str(SMOKE), "--out", "/nonexistent"]) == 2
+
+
+def test_the_report_is_written_again_from_the_metrics(tmp_path, capsys):
+    out = tmp_path / "run"
+    run_method("example", SMOKE, out, progress=False)
+    first = (out / "report.md").read_text()
+    (out / "report.md").unlink()
+    assert main(["method", "report", "example", str(out)]) == 0
+    assert (out / "report.md").read_text() == first
+    assert main(["method", "report", "llm_personalize", str(out)]) == 2  # an example run
+    assert "is a 'example' run" in capsys.readouterr().err

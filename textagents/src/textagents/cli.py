@@ -235,6 +235,13 @@ def _method_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _method_report(args: argparse.Namespace) -> int:
+    from textagents.methods.core.runner import report_run
+
+    print(json.dumps({"report": str(report_run(args.method, args.run_dir))}))
+    return 0
+
+
 def _method_eval(args: argparse.Namespace) -> int:
     from textagents.methods.core.runner import evaluate_run
 
@@ -275,6 +282,11 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--no-progress", action="store_true", help="no progress bars")
     _add_llm_options(compare)
     compare.set_defaults(run=_method_compare)
+
+    report = actions.add_parser("report", help="write a run's report.md again from its metrics")
+    report.add_argument("method")
+    report.add_argument("run_dir")
+    report.set_defaults(run=_method_report)
 
     evaluate = actions.add_parser("eval", help="evaluate a run's checkpoint (appends to its evals.jsonl)")
     evaluate.add_argument("method")

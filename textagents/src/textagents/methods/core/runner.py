@@ -137,3 +137,23 @@ def evaluate_run(name: str, out: str | Path, *, checkpoint: int | None = None, l
         method.close()
     run.log_eval(result)
     return result
+
+
+def report_run(name: str, out: str | Path) -> Path:
+    """Write a run's ``report.md`` again from its ``metrics.jsonl`` (after the report code changed, or for a
+    run still in progress), with the method's last checkpoint restored for its sections."""
+    cls = method_class(name)
+    run = RunDir(out)
+    recorded = run.recorded()
+    if recorded["method"] != name:
+        raise RunDirError(f"{run.path} is a {recorded['method']!r} run, not {name!r}")
+    config = config_from_dict(cls.config_class, recorded["config"], str(run.path / "config.json"))
+    method = cls(config, RunContext(run.path, _llm_factory(config, run, LLMChoice(replay=None))))
+    try:
+        state = run.load_checkpoint(None)
+        if state is not None:
+            method.restore(state)
+        records = run.metrics()
+        return write_report(run.path, name, config.as_dict(), records, method.report_sections(records))
+    finally:
+        method.close()
