@@ -4,12 +4,13 @@ round, datasets and models saved in the run, Table 1 in the report, resume."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from textagents.methods.core.config import ConfigError, load_config
-from textagents.methods.core.runner import LLMChoice, run_method
+from textagents.methods.core.runner import LLMChoice, report_run, run_method
 from textagents.methods.llm_personalize.config import LLMPersonalizeConfig
 
 SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "llm_personalize" / "smoke.yaml"
@@ -34,6 +35,10 @@ def test_the_smoke_run_imitates_then_self_trains(tmp_path, tiny_models):
     )
     assert (out / "llm_calls.jsonl").read_text().count('"kind": "chat"') > 0
     _fine_tuned_model_is_servable(out / "models" / "iter_000001")
+    moved = tmp_path / "elsewhere" / "run"
+    shutil.copytree(out, moved)
+    shutil.rmtree(out)  # a run folder moved or copied: its checkpoints name their models relative to it
+    assert (report_run("llm_personalize", moved)).read_text() == report
 
 
 def _fine_tuned_model_is_servable(model_dir: Path) -> None:

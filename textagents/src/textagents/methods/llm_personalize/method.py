@@ -36,7 +36,7 @@ class LLMPersonalizeMethod(Method):
 
     def __init__(self, config: LLMPersonalizeConfig, context: RunContext):
         super().__init__(config, context)
-        self.model_dir: str | None = None  # the last locally fine-tuned model
+        self.model_dir: str | None = None  # the last locally fine-tuned model, relative to the run folder
         self.model_name: str | None = None  # the last model fine-tuned through OpenAI's API
 
     # ------------------------------------------------------------------ the model
@@ -78,7 +78,7 @@ class LLMPersonalizeMethod(Method):
         )
         out = self.context.run_dir / "models" / f"iter_{iteration:06d}"
         result = finetune(backend, pairs, out, settings)
-        self.model_dir = str(out)
+        self.model_dir = out.relative_to(self.context.run_dir).as_posix()
         return result
 
     def _save_dataset(self, name: str, pairs: list[Pair]) -> Path:
@@ -167,7 +167,14 @@ class LLMPersonalizeMethod(Method):
         if self.model_name is not None:
             backend.model_name = self.model_name
         elif self.model_dir is not None:
-            backend.model = TransformersBackend(Path(self.model_dir)).model
+            backend.model = TransformersBackend(self._model_path(self.model_dir)).model
+
+    def _model_path(self, model_dir: str) -> Path:
+        """A checkpoint's model folder; older runs recorded it as an absolute path."""
+        path = Path(model_dir)
+        if path.is_absolute() and not path.is_dir():
+            path = Path(*path.parts[-2:])  # models/iter_N, wherever the run folder is now
+        return path if path.is_absolute() else self.context.run_dir / path
 
     def report_sections(self, metrics: list[dict[str, Any]]) -> list[str]:
         rows = table1_rows(metrics)
