@@ -23,9 +23,13 @@ def numeric_keys(records: list[dict[str, Any]]) -> list[str]:
     return [k for k in keys if k not in _NOT_METRICS]
 
 
+MAX_PANELS = 30
+
+
 def plot_curves(records: list[dict[str, Any]], path: Path, title: str) -> Path | None:
-    """One panel per metric: training iterations as a line, evaluations as points."""
-    keys = numeric_keys(records)
+    """One panel per metric that changes (at most ``MAX_PANELS``): training iterations as a line,
+    evaluations as points."""
+    keys = [k for k in numeric_keys(records) if len({repr(r[k]) for r in records if k in r}) > 1][:MAX_PANELS]
     if not keys:
         return None
     columns = min(3, len(keys))
