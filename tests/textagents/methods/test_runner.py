@@ -145,6 +145,11 @@ def test_eval_evaluates_a_checkpoint_and_appends_the_result(tmp_path, capsys):
     assert [json.loads(line)["iteration"] for line in (out / "evals.jsonl").read_text().splitlines()] == [4, 3]
     with pytest.raises(RunDirError, match="no checkpoint of iteration 1; it has: 3, 4"):
         evaluate_run("example", out, checkpoint=1)
+    assert main(["method", "eval", "example", str(out), "--set", "eval_episodes=3"]) == 0
+    changed = json.loads(capsys.readouterr().out)
+    assert changed["settings"] == {"eval_episodes": 3}
+    assert main(["method", "eval", "example", str(out), "--set", "eval_episodes=zero"]) == 2  # checked as a config
+    assert main(["method", "eval", "example", str(out), "--set", "eval_episodes"]) == 2
 
 
 def test_llm_calls_are_recorded_in_the_run_and_replay_without_a_model(tmp_path, tiny_models):

@@ -243,9 +243,14 @@ def _method_report(args: argparse.Namespace) -> int:
 
 
 def _method_eval(args: argparse.Namespace) -> int:
+    from textagents.methods.core.compare import parse_setting
     from textagents.methods.core.runner import evaluate_run
 
-    print(json.dumps(evaluate_run(args.method, args.run_dir, checkpoint=args.checkpoint, llm=_llm_choice(args))))
+    settings = dict(parse_setting(text) for text in args.set or [])
+    result = evaluate_run(
+        args.method, args.run_dir, checkpoint=args.checkpoint, llm=_llm_choice(args), settings=settings
+    )
+    print(json.dumps(result))
     return 0
 
 
@@ -292,6 +297,9 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument("method")
     evaluate.add_argument("run_dir")
     evaluate.add_argument("--checkpoint", type=int, help="the iteration of the checkpoint (default: the last)")
+    evaluate.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="change a setting for this evaluation (repeatable)"
+    )
     _add_llm_options(evaluate)
     evaluate.set_defaults(run=_method_eval)
 

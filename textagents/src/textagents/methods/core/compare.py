@@ -18,6 +18,14 @@ from textagents.methods.core.config import ConfigError, load_config
 from textagents.methods.registry import method_class
 
 
+def parse_setting(text: str) -> tuple[str, Any]:
+    """``"temperature=0"`` -> ``("temperature", 0)`` (the value read as YAML)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"--set {text!r}: expected KEY=VALUE")
+    return key, yaml.safe_load(value)
+
+
 def parse_vary(text: str) -> tuple[str, list[Any]]:
     """``"agent=glam,drrn"`` -> ``("agent", ["glam", "drrn"])`` (each value read as YAML: numbers stay numbers)."""
     key, sep, values = text.partition("=")

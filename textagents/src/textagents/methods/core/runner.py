@@ -115,8 +115,16 @@ def run_method(
         method.close()
 
 
-def evaluate_run(name: str, out: str | Path, *, checkpoint: int | None = None, llm: LLMChoice | None = None) -> dict:
-    """Evaluate a run's checkpoint (default: its last) and append the result to its ``evals.jsonl``."""
+def evaluate_run(
+    name: str,
+    out: str | Path,
+    *,
+    checkpoint: int | None = None,
+    llm: LLMChoice | None = None,
+    settings: dict[str, Any] | None = None,
+) -> dict:
+    """Evaluate a run's checkpoint (default: its last) and append the result to its ``evals.jsonl``;
+    ``settings`` change the run's config for this evaluation (e.g. ``{"temperature": 0}``) and are logged."""
     cls = method_class(name)
     run = RunDir(out)
     recorded = run.recorded()
@@ -124,7 +132,10 @@ def evaluate_run(name: str, out: str | Path, *, checkpoint: int | None = None, l
         raise RunDirError(f"{run.path} is a {recorded['method']!r} run, not {name!r}")
     llm = llm or LLMChoice()
     config = config_from_dict(
-        cls.config_class, recorded["config"], str(run.path / "config.json"), llm.config_overrides()
+        cls.config_class,
+        {**recorded["config"], **(settings or {})},
+        str(run.path / "config.json"),
+        llm.config_overrides(),
     )
     state = run.load_checkpoint(checkpoint)
     if state is None:
@@ -132,7 +143,7 @@ def evaluate_run(name: str, out: str | Path, *, checkpoint: int | None = None, l
     method = cls(config, RunContext(run.path, _llm_factory(config, run, llm)))
     try:
         method.restore(state)
-        result = {"iteration": state.iteration, **method.evaluate(), "time": time.time()}
+        result = {"iteration": state.iteration, **method.evaluate(), "settings": settings or {}, "time": time.time()}
     finally:
         method.close()
     run.log_eval(result)

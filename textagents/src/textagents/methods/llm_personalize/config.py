@@ -18,7 +18,8 @@ class LLMPersonalizeConfig(MethodConfig):
     of reinforced self-training on ``self_training_rollouts`` training episodes per scene. Evaluation: the
     first ``eval_episodes`` episodes of each scene's train and test split. Fine-tuning: ``lora`` (rank
     ``lora_r``) or full, ``learning_rate``, ``epochs``, ``batch_size``, ``max_length`` tokens. Planning:
-    ``max_new_tokens`` per plan, ``command_budget`` per episode, at most ``max_steps_per_plan`` steps.
+    ``max_new_tokens`` per plan, sampled at ``temperature`` with ``top_p`` (the paper's 1.0 and 0.9),
+    ``command_budget`` per episode, at most ``max_steps_per_plan`` steps.
     ``baselines`` (SayCan, SayPlan-style replanning) are evaluated once, beside the zero-shot planner.
     ``fine_tuning``: ``local`` (trl on the transformers model) or ``openai`` (OpenAI's fine-tuning API, its
     job's status checked every ``openai_poll_s`` seconds)."""
@@ -36,6 +37,8 @@ class LLMPersonalizeConfig(MethodConfig):
     batch_size: int = 4
     max_length: int = 1024
     max_new_tokens: int = 256
+    temperature: float = 1.0
+    top_p: float = 0.9
     command_budget: int = 150
     max_steps_per_plan: int = 10
     baselines: tuple[str, ...] = ("saycan", "sayplan")
@@ -68,6 +71,8 @@ class LLMPersonalizeConfig(MethodConfig):
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.validation_demonstrations < 0:
             raise ValueError(f"validation_demonstrations must be >= 0, got {self.validation_demonstrations}")
+        if self.temperature < 0 or not 0 < self.top_p <= 1:
+            raise ValueError(f"temperature must be >= 0 and top_p in (0, 1], got {self.temperature}, {self.top_p}")
         if self.openai_poll_s <= 0:
             raise ValueError(f"openai_poll_s must be > 0, got {self.openai_poll_s}")
         if self.learning_rate <= 0 or self.epochs <= 0:

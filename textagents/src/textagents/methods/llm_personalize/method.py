@@ -93,7 +93,11 @@ class LLMPersonalizeMethod(Method):
             jobs,
             variant=variant,
             seed=self.config.seed,
-            sampling={"max_tokens": self.config.max_new_tokens},
+            sampling={
+                "max_tokens": self.config.max_new_tokens,
+                "temperature": self.config.temperature,
+                "top_p": self.config.top_p,
+            },
             max_steps_per_plan=self.config.max_steps_per_plan,
             command_budget=self.config.command_budget,
         )
