@@ -37,6 +37,11 @@ METHOD_TABLE: tuple[MethodEntry, ...] = (
         "ELLM: DQN pretraining on Crafter rewarded for reaching LLM-suggested goals",
         "textagents.methods.ellm.method:EllmMethod",
     ),
+    MethodEntry(
+        "bk",
+        "background-knowledge shaping: PPO with a potential written by an LLM (BK-Code), sandboxed",
+        "textagents.methods.bk.method:BKMethod",
+    ),
 )
 
 METHODS = {entry.name: entry for entry in METHOD_TABLE}

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from textagents.sb3.features import TextFeaturizer
+from textagents.sb3.features import HashedBagOfWords, TextFeaturizer
 
 #: Observation spaces SB3 accepts inside a ``Dict`` (everything else, e.g. ``Text``, is dropped or featurized).
 SB3_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
@@ -48,3 +48,26 @@ def make_sb3_env(env_id: str, featurizer: TextFeaturizer, obs_mode: str = "text"
         env.close()
         env = gym.make(env_id, obs_mode=obs_mode, action_mode="discrete", **kwargs)
     return TextFeaturesWrapper(env, featurizer)
+
+
+MISSION_FEATURES = HashedBagOfWords(dim=64, ngrams=1)
+
+
+def symbolic_observation(view: np.ndarray, mission: str) -> dict[str, np.ndarray]:
+    return {"grid": view.astype(np.float32), "mission": MISSION_FEATURES([mission])[0]}
+
+
+class SymbolicObservation(gym.ObservationWrapper):
+    """A BabyAI-Text env (``action_mode="discrete"``) seen through minigrid's grid encoding and the goal."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        self.observation_space = spaces.Dict(
+            {
+                "grid": spaces.Box(0, 10, (7, 7, 3), np.float32),
+                "mission": spaces.Box(0, np.inf, (MISSION_FEATURES.dim,), np.float32),
+            }
+        )
+
+    def observation(self, observation: dict[str, Any]) -> dict[str, np.ndarray]:
+        return symbolic_observation(self.env.unwrapped.view, str(observation["mission"]))

@@ -8,34 +8,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from gymnasium import spaces
 
 from textagents.methods.glam.config import GlamConfig
 from textagents.methods.glam.episodes import Episodes
 from textagents.methods.glam.learner import Learner
-from textagents.sb3.features import HashedBagOfWords
-
-MISSION_FEATURES = HashedBagOfWords(dim=64, ngrams=1)
-
-
-def symbolic_observation(view: np.ndarray, mission: str) -> dict[str, np.ndarray]:
-    return {"grid": view.astype(np.float32), "mission": MISSION_FEATURES([mission])[0]}
-
-
-class SymbolicObservation(gym.ObservationWrapper):
-    """A BabyAI-Text env (``action_mode="discrete"``) seen through minigrid's grid encoding and the goal."""
-
-    def __init__(self, env: gym.Env):
-        super().__init__(env)
-        self.observation_space = spaces.Dict(
-            {
-                "grid": spaces.Box(0, 10, (7, 7, 3), np.float32),
-                "mission": spaces.Box(0, np.inf, (MISSION_FEATURES.dim,), np.float32),
-            }
-        )
-
-    def observation(self, observation: dict[str, Any]) -> dict[str, np.ndarray]:
-        return symbolic_observation(self.env.unwrapped.view, str(observation["mission"]))
+from textagents.sb3.wrappers import SymbolicObservation, symbolic_observation
 
 
 class SymbolicPPOLearner(Learner):
