@@ -1,7 +1,8 @@
 """BK-Code's labelling stage: the LLM writes a potential function, which is checked, run in the sandbox on
 sample observations, and sent back with the error or the values it gave, for a few rounds (the original's
 ``label_code.py`` loop, on text observations: ``potential(observation: str) -> float``). The last code
-that ran without error is kept; every answer is in the run's recorded LLM calls.
+that ran without error is kept; every answer is in the run's recorded LLM calls. The prompts follow the
+original's structure in our words (its files carry no license; ``prompt_source="original"`` uses them).
 """
 
 from __future__ import annotations
@@ -13,17 +14,16 @@ from typing import Any
 
 from textagents.llm.base import LLMBackend
 from textagents.methods.bk.sandbox import ALLOWED_IMPORTS, SandboxedPotential, UnsafeCodeError, check_code
+from textagents.methods.core.original_prompts import original_text
 
-#: The original's system prompt (``prompts/coding/system_task_description.txt``).
+#: Our wording of the original's request (its prompt files carry no license; ``prompt_source="original"``
+#: downloads them): a reward engineer writing a task-agnostic reward of background knowledge.
 SYSTEM_TASK = (
-    "You are a reward engineer trying to write reward functions to solve reinforcement learning tasks as "
-    "effectively as possible. \nI will give you information about the environment. Your goal is to write a "
-    "reward function that can measure the background knowledge of agent behaviors in this environment. For "
-    "instance, when the agent behaviors match your background knowledge of the environment, the reward "
-    "function should give a high reward. Otherwise, the reward function should give a low reward. You will "
-    "NOT know the specific task goals when designing this reward function. Try to make it general for "
-    "different tasks and correspond to your understanding of the environment. \nYou will write the reward "
-    "function with Python code. You can define intermediate variables and helper functions."
+    "You design reward functions for reinforcement learning agents. I will describe an environment. Write a "
+    "reward function that scores how well an agent's behaviour agrees with general knowledge of this "
+    "environment: high when it does what someone who knows the environment would do, low otherwise. You "
+    "are not told the agent's task, so keep the function general across the environment's tasks. Write it "
+    "in Python; helper functions and intermediate variables are welcome."
 )
 #: What the agent sees, per env family (ours: the original described minigrid's numeric grid).
 ENVIRONMENTS = {
@@ -41,24 +41,43 @@ ENVIRONMENTS = {
     ),
 }
 INITIAL = (
-    "Write a reward function to compute the reward that represents background knowledge of these tasks. You "
-    "should wrap your reward function in a Markdown Python code block. The reward function signature is:\n\n"
+    "Write this reward function as one Markdown Python code block, with exactly this signature:\n\n"
     "```python\ndef potential(observation: str) -> float:\n"
     '    """The reward of the current observation (text, as described above)."""\n    return 0.0\n```\n\n'
-    f"You may import only these modules: {', '.join(sorted(ALLOWED_IMPORTS))}."
+    f"Only these modules may be imported: {', '.join(sorted(ALLOWED_IMPORTS))}."
 )
-#: The original's feedback prompts (``user_error_feedback.txt``, ``user_improve.txt``).
 ERROR_FEEDBACK = (
-    "Executing the reward function code above has the following error: \n{error} \n\n"
-    "Please fix the bug and provide a new, improved reward function!\n"
+    "Running the reward function above failed with this error:\n{error}\n\n"
+    "Fix the problem and write a new, better reward function.\n"
 )
 IMPROVE = (
-    "Here are evaluations based on the given reward function.\n{examples}\n\n"
-    "Please carefully analyze the feedback and provide a new, improved reward function that can better "
-    "represent background knowledge based on given cases.\n\nYou should (a) explain how the reward function "
-    "can be improved based on provided examples, and (b) provide the new reward function in the correct "
-    "format.\n"
+    "This is what the reward function gave on some observations:\n{examples}\n\n"
+    "Study these results and write a new reward function that captures background knowledge better. First "
+    "(a) say how the results show it can be improved, then (b) give the new function in the same format.\n"
 )
+_ORIGINAL_FILES = {
+    "system": "prompts/bk/system_task_description.txt",
+    "error": "prompts/bk/user_error_feedback.txt",
+    "improve": "prompts/bk/user_improve.txt",
+}
+
+
+def prompts(source: str = "ours") -> dict[str, str]:
+    """The system, error-feedback and improve prompts: ``ours`` or the ``original``'s files (downloaded and
+    checked), whose placeholders are renamed to ours. The environment description and the request stay
+    ours with either: the original asked for a function over minigrid's numeric grid."""
+    if source == "ours":
+        return {"system": SYSTEM_TASK, "error": ERROR_FEEDBACK, "improve": IMPROVE}
+    if source != "original":
+        raise ValueError(f"prompt source must be 'ours' or 'original', got {source!r}")
+    texts = {key: original_text(name) for key, name in _ORIGINAL_FILES.items()}
+    texts["error"] = texts["error"].replace("{traceback_msg}", "{error}")
+    texts["improve"] = texts["improve"].replace("{examples_description}", "{examples}")
+    return texts
+
+
+#: The original's LLM temperature (0.5), seeded so that a run is reproducible.
+SAMPLING = {"max_tokens": 512, "temperature": 0.5, "seed": 0}
 _CODE_BLOCK = re.compile(r"```python\n(.*)```", re.DOTALL)
 
 
@@ -83,18 +102,20 @@ def write_potential(
     *,
     rounds: int = 3,
     sampling: dict[str, Any] | None = None,
+    prompt_source: str = "ours",
 ) -> CodeLabelling:
     """Ask for a potential function, try it on ``samples`` in the sandbox, feed back, ``rounds`` times."""
     if family not in ENVIRONMENTS:
         raise ValueError(f"no environment description for {family!r}; known: {sorted(ENVIRONMENTS)}")
+    texts = prompts(prompt_source)
     messages = [
-        {"role": "system", "content": SYSTEM_TASK},
+        {"role": "system", "content": texts["system"]},
         {"role": "system", "content": ENVIRONMENTS[family]},
         {"role": "user", "content": INITIAL},
     ]
     result = CodeLabelling()
     for _ in range(rounds):
-        answer = backend.chat(messages, **(sampling or {"max_tokens": 512, "temperature": 0.0}))
+        answer = backend.chat(messages, **(sampling or SAMPLING))
         messages.append({"role": "assistant", "content": answer})
         code = extract_code(answer)
         error = None
@@ -113,12 +134,12 @@ def write_potential(
                     error = potential.stats.last_error
         result.rounds.append({"answer_chars": len(answer), "code": code is not None, "error": error, "values": values})
         if error is not None:
-            messages.append({"role": "user", "content": ERROR_FEEDBACK.format(error=error)})
+            messages.append({"role": "user", "content": texts["error"].format(error=error)})
             continue
         result.code = code
         examples = "\n".join(
             f"Sample#{i + 1}\n{sample}\nThe computed reward is {value:.4f}."
             for i, (sample, value) in enumerate(zip(samples, values, strict=True))
         )
-        messages.append({"role": "user", "content": IMPROVE.format(examples=examples)})
+        messages.append({"role": "user", "content": texts["improve"].format(examples=examples)})
     return result

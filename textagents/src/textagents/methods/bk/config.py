@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textagents.methods.core.config import MethodConfig
+from textagents.methods.core.original_prompts import PROMPT_SOURCES
 
 SHAPINGS = ("none", "code")
 
@@ -15,13 +16,15 @@ class BKConfig(MethodConfig):
     ``env_id`` seen through minigrid's grid encoding and the goal, its reward shaped by a potential:
     ``shaping`` ``none`` (PPO alone) or ``code`` (BK-Code: the run's LLM writes ``potential(observation)``
     in ``code_rounds`` rounds of feedback on ``code_samples`` observations of a random policy; it runs in
-    the sandbox). Shaping: ``gamma``, ``reward_scale``, ``terminal`` (``original`` or ``masked``). Each
-    iteration trains on ``frames_per_iteration`` frames; evaluation: ``eval_episodes``, success = return > 0."""
+    the sandbox; ``prompt_source``: ours or the ``original``'s, downloaded). Shaping: ``gamma``,
+    ``reward_scale``, ``terminal`` (``original`` or ``masked``). Each iteration trains on
+    ``frames_per_iteration`` frames; evaluation: ``eval_episodes``, success = return > 0."""
 
     env_id: str = "BabyAI-Text-GoToLocal-RedBall-S20-v0"
     shaping: str = "code"
     code_rounds: int = 3
     code_samples: int = 5
+    prompt_source: str = "ours"
     terminal: str = "original"
     reward_scale: float = 10.0
     gamma: float = 0.99
@@ -36,6 +39,8 @@ class BKConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.prompt_source not in PROMPT_SOURCES:
+            raise ValueError(f"prompt_source must be one of {list(PROMPT_SOURCES)}, got {self.prompt_source!r}")
         if self.shaping not in SHAPINGS:
             raise ValueError(f"shaping must be one of {list(SHAPINGS)}, got {self.shaping!r}")
         for name in ("code_rounds", "code_samples", "envs", "steps_per_env", "ppo_epochs", "minibatch_size"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textagents.methods.core.config import MethodConfig
+from textagents.methods.core.original_prompts import PROMPT_SOURCES
 
 GOAL_SOURCES = ("none", "uniform", "oracle", "llm")
 
@@ -13,13 +14,15 @@ GOAL_SOURCES = ("none", "uniform", "oracle", "llm")
 class EllmConfig(MethodConfig):
     """Each iteration plays ``frames_per_iteration`` frames of ``env_id`` with the DQN agent rewarded by
     ELLM's intrinsic reward for the goals of ``goal_source`` (``none``: the env's own reward, the paper's
-    no-intrinsic baseline; ``uniform``; ``oracle``: SimpleOracle; ``llm``: the run's model), at similarity
+    no-intrinsic baseline; ``uniform``; ``oracle``: SimpleOracle; ``llm``: the run's model, with the prompt
+    of ``prompt_source``: ``ours`` or the ``original``'s, downloaded), at similarity
     ``threshold``; ``goal_conditioned`` adds the goals' embedding to the agent's input. DQN: the paper's
     settings (``learning_rate``, ``n_steps``, ...). Evaluation: ``eval_episodes`` episodes at
     ``eval_epsilon``, counting achievements."""
 
     env_id: str = "Crafter-Text-ELLM-v0"
     goal_source: str = "llm"
+    prompt_source: str = "ours"
     uniform_goals: int = 5
     threshold: float = 0.85
     goal_conditioned: bool = False
@@ -38,6 +41,8 @@ class EllmConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.prompt_source not in PROMPT_SOURCES:
+            raise ValueError(f"prompt_source must be one of {list(PROMPT_SOURCES)}, got {self.prompt_source!r}")
         if self.goal_source not in GOAL_SOURCES:
             raise ValueError(f"goal_source must be one of {list(GOAL_SOURCES)}, got {self.goal_source!r}")
         for name in (

@@ -114,11 +114,13 @@ class SimpleOracle:
 
 @dataclass
 class LLMGoals:
-    """Goals from ``backend`` for ELLM's prompt, cached per prompt; ``strict`` parsing as the original (an
-    answer with a line that is not a bullet gives no goal). Counts calls, cache hits and parse failures."""
+    """Goals from ``backend`` for ELLM's prompt (``prompt_source``: ours or the original's), cached per
+    prompt; ``strict`` parsing as the original (an answer with a line that is not a bullet gives no goal).
+    Counts calls, cache hits and parse failures."""
 
     backend: LLMBackend
     strict: bool = False
+    prompt_source: str = "ours"
     sampling: Mapping[str, Any] = field(default_factory=lambda: dict(SAMPLING))
     name: str = "llm"
     cache: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -127,7 +129,7 @@ class LLMGoals:
     malformed: int = 0
 
     def suggest(self, caption: Caption) -> list[str]:
-        prompt = goal_prompt(caption.observation, caption.inventory, caption.status)
+        prompt = goal_prompt(caption.observation, caption.inventory, caption.status, self.prompt_source)
         if prompt in self.cache:
             self.cache_hits += 1
             return list(self.cache[prompt])

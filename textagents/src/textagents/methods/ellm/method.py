@@ -82,7 +82,7 @@ class EllmMethod(Method):
 
     def _make_source(self) -> GoalSource:
         if self.config.goal_source == "llm":
-            return LLMGoals(self.context.llm())
+            return LLMGoals(self.context.llm(), prompt_source=self.config.prompt_source)
         if self.config.goal_source == "oracle":
             return SimpleOracle()
         if self.config.goal_source == "uniform":

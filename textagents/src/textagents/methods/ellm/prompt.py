@@ -1,37 +1,52 @@
-"""ELLM's goal-suggestion prompt for Crafter and its answer parser (Du et al. 2023, ``text_crafter/lm.py``'s
-bullet prompt).
+"""ELLM's goal-suggestion prompt for Crafter and its answer parser (Du et al. 2023).
 
-The prompt lists the valid verbs, two worked examples, then the caption: the observation sentence (first
-letters of its two sentences capitalised), the inventory sentence, "You feel sleepy." only when sleepy (the
-other status words are dropped), and " What do you do?". The answer is a list of bullets, one goal each.
+The structure is the original's bullet prompt: the list of valid verbs, an instruction, two worked examples
+(a caption, then its goals as bullets), then the caption: the observation sentence (first letters of its two
+sentences capitalised), the inventory sentence, "You feel sleepy." only when sleepy (the other status
+words are dropped), and " What do you do?". The original's text has no license, so the wording and the
+examples here are ours; ``source="original"`` uses the original's text, downloaded and checked
+(``textagents.methods.core.original_prompts``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
+from textagents.methods.core.original_prompts import original_text, string_assigned
+
+VERBS = "Valid actions: sleep, eat, attack, chop, drink, place, make, mine\n"
 PREFIX = (
-    "Valid actions: sleep, eat, attack, chop, drink, place, make, mine\n"
-    "You are a player playing a game. Suggest the best actions the player can take based on the things you "
-    "see and the items in your inventory. Only use valid actions and objects.\n\n"
-    "You see plant, tree, and skeleton. You are targeting skeleton. What do you do?\n"
-    "- Eat plant\n- Chop tree\n- Attack skeleton\n\n"
-    "You see water, grass, cow, and diamond. You are targeting grass. You have in your inventory plant. "
+    VERBS + "You are playing a survival game. Name the most useful actions the player can take now, given what it "
+    "sees and what it carries. Use only the valid actions and the objects mentioned.\n\n"
+    "You see cow, grass, and water. You are targeting cow. What do you do?\n"
+    "- Attack cow\n- Drink water\n- Chop grass\n\n"
+    "You see stone, tree, and zombie. You are targeting tree. You have in your inventory wood, wood pickaxe. "
     "What do you do?\n"
-    "- Drink water\n- Chop grass\n- Attack cow\n- Place plant\n\n"
+    "- Chop tree\n- Mine stone\n- Attack zombie\n- Place crafting table\n\n"
 )
 SUFFIX = "What do you do?\n"
-#: The original's sampling: up to 100 tokens, temperature 0.7, stop at a blank line (seeded here: answers are
-#: cached per prompt anyway, and a seed makes a run reproducible).
-SAMPLING = {"max_tokens": 100, "temperature": 0.7, "stop": ["\n\n"], "seed": 0}
+#: The original's settings: up to 200 tokens, temperature 0.1, stop at a blank line (seeded here: answers
+#: are cached per prompt anyway, and a seed makes a run reproducible).
+SAMPLING = {"max_tokens": 200, "temperature": 0.1, "stop": ["\n\n"], "seed": 0}
+
+
+@cache
+def _original_parts() -> tuple[str, str]:
+    source = original_text("prompts/ellm/lm.py")
+    return string_assigned(source, "BulletPrompt", "prefix"), string_assigned(source, "BulletPrompt", "suffix")
 
 
 def _capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def goal_prompt(observation: str, inventory: str, status: str) -> str:
-    """The prompt for one caption: ELLM's ``obs_caption``, ``inventory_caption`` and ``status_caption``."""
+def goal_prompt(observation: str, inventory: str, status: str, source: str = "ours") -> str:
+    """The prompt for one caption: ELLM's ``obs_caption``, ``inventory_caption`` and ``status_caption``;
+    ``source``: ``"ours"`` or ``"original"``."""
+    if source not in ("ours", "original"):
+        raise ValueError(f"prompt source must be 'ours' or 'original', got {source!r}")
+    prefix, suffix = _original_parts() if source == "original" else (PREFIX, SUFFIX)
     text = _capitalised(observation)
     if "targeting" in text:
         second = text.find(".") + 2
@@ -43,7 +58,7 @@ def goal_prompt(observation: str, inventory: str, status: str) -> str:
             text += _capitalised(inventory)
         if len(status) > 1:
             text += (" " if len(inventory) > 1 else "") + _capitalised(status)
-    return f"{PREFIX}{text} {SUFFIX}"
+    return f"{prefix}{text} {suffix}"
 
 
 @dataclass(frozen=True)
