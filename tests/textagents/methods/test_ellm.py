@@ -146,6 +146,7 @@ def test_paraphrased_goals_pay_with_the_real_embedder():
     env = EllmReward(gym.make("Crafter-Text-ELLM-v0"), LLMGoals(source), embed, goal_observation=True)
     obs, info = env.reset(seed=0)
     assert info["goals"] == ["attack the cow", "chop the grass"] and obs["goals"].shape == (embed.dim,)
+    np.testing.assert_allclose(obs["goals"], embed(["Your goal is: attack the cow chop the grass."])[0])
     _, reward, *_, info = env.step("chop grass")
     assert 0.85 <= reward < 1.0  # "chop the grass" is the same goal for all-MiniLM-L6-v2
     assert info["achieved_goals"] == ["chop the grass"] and info["goals"] == ["attack the cow"]

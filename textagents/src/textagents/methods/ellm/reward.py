@@ -7,8 +7,8 @@ place = make crafting table) counts as achieved for the episode, so it is not su
 reward is not added unless ``keep_env_reward`` (ELLM's pretraining uses the intrinsic reward alone).
 
 ``info`` gains ``goals`` (the suggestions for the next step), ``intrinsic_reward``, ``env_reward`` and
-``achieved_goals``. ``goal_observation=True`` adds ``obs["goals"]``: the mean embedding of the current
-suggestions (ELLM's goal-conditioned policy).
+``achieved_goals``. ``goal_observation=True`` adds ``obs["goals"]``: the embedding of the original's goal
+string, "Your goal is: " + the current suggestions joined by spaces + "." (ELLM's goal-conditioned policy).
 """
 
 from __future__ import annotations
@@ -34,6 +34,11 @@ ALIASES = {
 DEFAULT_THRESHOLD = 0.85
 
 Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+def goal_string(goals: Sequence[str]) -> str:
+    """What a goal-conditioned policy reads: the original's "Your goal is: ..." sentence."""
+    return "Your goal is: " + " ".join(g.lower().strip() for g in goals) + "."
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -70,10 +75,7 @@ class EllmReward(gym.Wrapper):
         self.goals = [g for g in self.source.suggest(Caption.of(info)) if g not in self.achieved]
         info = {**info, "goals": list(self.goals), "achieved_goals": sorted(self.achieved)}
         if self.goal_observation:
-            vectors = self.embed(self.goals) if self.goals else None
-            size = self.observation_space["goals"].shape[0]
-            mean = vectors.mean(0) if vectors is not None else np.zeros(size)
-            obs = {**obs, "goals": mean.astype(np.float32)}
+            obs = {**obs, "goals": self.embed([goal_string(self.goals)])[0].astype(np.float32)}
         return obs, info
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
