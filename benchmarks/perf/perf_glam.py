@@ -4,7 +4,9 @@ scoring the six commands and the value head, for every env each frame) and of a 
 ``score()`` pairs/s with and without context reuse are in ``perf_smollm2.json``.
 
 Needs `textagents download smollm2`. Writes ``benchmarks/results/perf_glam.json``.
-Run: ``python benchmarks/perf/perf_glam.py [--envs 8] [--frames 8] [--lora-r 8]``.
+Run: ``python benchmarks/perf/perf_glam.py [--envs 8] [--frames 8] [--lora-r 8] [--micro-batch 4]``.
+The update's memory grows with ``--micro-batch`` (each context's cache is copied for its six commands): 16
+contexts per pass took ~15 GB in a worker.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def measure(args: argparse.Namespace, processes: int) -> dict:
         learning_rate=1e-4,
         ppo_epochs=1,
         minibatch_size=args.envs * args.frames,
-        micro_batch=16,
+        micro_batch=args.micro_batch,
     )
     start = time.perf_counter()
     learner = LLMLearner(config, MODEL)
@@ -59,8 +61,12 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=8)
     parser.add_argument("--frames", type=int, default=8)
     parser.add_argument("--lora-r", type=int, default=8)
+    parser.add_argument("--micro-batch", type=int, default=4, help="contexts per forward pass in the update")
     args = parser.parse_args()
-    rows = {f"processes_{n}": measure(args, n) for n in (1, 2)}
+    rows = {}
+    for processes in (1, 2):
+        rows[f"processes_{processes}"] = measure(args, processes)
+        print(processes, rows[f"processes_{processes}"], flush=True)
     one, two = rows["processes_1"], rows["processes_2"]
     result = {
         "model": MODEL,

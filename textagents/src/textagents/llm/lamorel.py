@@ -294,14 +294,19 @@ class _Worker:
 def _serve_worker(
     pipe: Any, spec: LLMSpec, updater: Updater | None, rank: int, world_size: int, port: int, threads: int
 ) -> None:
-    torch.set_num_threads(threads)
     os.environ.update(
-        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank)
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        WORLD_SIZE=str(world_size),
+        LOCAL_RANK=str(rank),
+        OMP_NUM_THREADS=str(threads),  # accelerate would set 2 per process: N x 2 threads oversubscribe the cores
     )
     try:
         from accelerate import PartialState
 
         PartialState(cpu=True, backend="gloo")  # the process group the gradients are averaged over
+        torch.set_num_threads(threads)
         worker = _Worker(spec, updater, rank, world_size)
     except Exception as error:  # reported to the main process, which raises it
         pipe.send(("error", f"rank {rank}: {type(error).__name__}: {error}"))
