@@ -213,6 +213,8 @@ def test_the_baselines_run_on_the_same_envs_and_frame_budget(tmp_path, tiny_mode
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["frames"] for r in records if r["kind"] == "train"] == [8, 16]
     assert 0.0 <= records[-1]["train_level/success_rate"] <= 1.0
+    if agent == "symbolic_ppo":  # episodes of 6 steps end within 8 frames per env: their returns are logged
+        assert any(np.isfinite(r["return"]) for r in records if r["kind"] == "train")
     assert "zero_shot/MixedTestLocal/success_rate" in records[0]
 
 

@@ -77,7 +77,9 @@ class BKMethod(Method):
                 reward_scale=self.config.reward_scale,
                 terminal=self.config.terminal,
             )
-        return SymbolicObservation(env)
+        from stable_baselines3.common.monitor import Monitor
+
+        return Monitor(SymbolicObservation(env))  # Monitor: each episode's (shaped) return for the metrics
 
     def _build(self) -> None:
         from stable_baselines3 import PPO

@@ -18,6 +18,7 @@ from textagents.sb3.wrappers import SymbolicObservation, symbolic_observation
 class SymbolicPPOLearner(Learner):
     def __init__(self, config: GlamConfig):
         from stable_baselines3 import PPO
+        from stable_baselines3.common.monitor import Monitor
         from stable_baselines3.common.vec_env import DummyVecEnv
 
         super().__init__(config)
@@ -25,7 +26,8 @@ class SymbolicPPOLearner(Learner):
 
         def make(rank: int):
             def build() -> gym.Env:
-                return SymbolicObservation(gym.make(config.env_id, action_mode="discrete", **kwargs))
+                # Monitor records each episode's return for the training metrics (SB3's ep_info_buffer)
+                return Monitor(SymbolicObservation(gym.make(config.env_id, action_mode="discrete", **kwargs)))
 
             return build
 
