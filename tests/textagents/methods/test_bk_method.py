@@ -76,5 +76,4 @@ def test_the_method_shapes_ppo_with_the_kept_code_from_a_replayed_recording(tmp_
     assert first["code_kept"] == 1.0 and first["code_rounds_without_error"] == 1
     assert first["sandbox/calls"] >= 32 and first["sandbox/failures"] == 0
     assert [r["frames"] for r in records if r["kind"] == "train"] == [32, 64]
-    assert any(r["shaped_return"] == r["shaped_return"] for r in records if r["kind"] == "train")  # not NaN
     assert 0.0 <= records[-1]["success_rate"] <= 1.0
