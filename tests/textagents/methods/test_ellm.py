@@ -129,6 +129,7 @@ def test_a_matching_action_pays_once_per_episode_and_others_pay_nothing():
     _, reward, *_, info = env.step("chop grass")  # targeting grass: succeeds and was suggested
     assert reward == pytest.approx(1.0) and info["intrinsic_reward"] == pytest.approx(1.0)
     assert "chop grass" in info["achieved_goals"] and "chop grass" not in info["goals"]
+    assert "chop grass" in info["suggested_goals"]  # still suggested: novelty is the wrapper's filter
     _, reward, *_, info = env.step("chop grass")
     assert reward == 0.0  # achieved: no longer a goal
     _, reward, *_, info = env.step("attack zombie")  # no zombie: the action fails

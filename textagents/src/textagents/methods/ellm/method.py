@@ -117,8 +117,9 @@ class EllmMethod(Method):
         finished, intrinsic, quality = [], [], []
         for _ in range(self.config.frames_per_iteration):
             frame, text = self.obs["image"], self._text(self.obs)
-            if self.info["goals"]:
-                quality.append(suggestion_quality(self.info["goals"], Caption.of(self.info), self.env.achieved))
+            if self.info["suggested_goals"]:
+                achieved = set(self.info["achieved_goals"])
+                quality.append(suggestion_quality(self.info["suggested_goals"], Caption.of(self.info), achieved))
             action = self.agent.act(frame, text)
             obs, reward, terminated, truncated, info = self.env.step(action)
             self.agent.observe(frame, text, action, reward, obs["image"], self._text(obs), terminated, truncated)

@@ -6,7 +6,8 @@ reaches ``threshold`` the reward is that similarity and the goal (and its alias:
 place = make crafting table) counts as achieved for the episode, so it is not suggested again. The env's own
 reward is not added unless ``keep_env_reward`` (ELLM's pretraining uses the intrinsic reward alone).
 
-``info`` gains ``goals`` (the suggestions for the next step), ``intrinsic_reward``, ``env_reward`` and
+``info`` gains ``suggested_goals`` (the source's answer), ``goals`` (those not yet achieved: the goals of
+the next step), ``intrinsic_reward``, ``env_reward`` and
 ``achieved_goals``. ``goal_observation=True`` adds ``obs["goals"]``: the embedding of the original's goal
 string, "Your goal is: " + the current suggestions joined by spaces + "." (ELLM's goal-conditioned policy).
 """
@@ -72,8 +73,14 @@ class EllmReward(gym.Wrapper):
             )
 
     def _suggest(self, obs: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        self.goals = [g for g in self.source.suggest(Caption.of(info)) if g not in self.achieved]
-        info = {**info, "goals": list(self.goals), "achieved_goals": sorted(self.achieved)}
+        suggested = self.source.suggest(Caption.of(info))
+        self.goals = [g for g in suggested if g not in self.achieved]
+        info = {
+            **info,
+            "suggested_goals": suggested,
+            "goals": list(self.goals),
+            "achieved_goals": sorted(self.achieved),
+        }
         if self.goal_observation:
             obs = {**obs, "goals": self.embed([goal_string(self.goals)])[0].astype(np.float32)}
         return obs, info
