@@ -14,10 +14,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import torch
 
 import textenvs  # noqa: F401  (registers the ids)
 from textagents.methods.core.method import Method, RunContext
+from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
 from textagents.methods.core.run_dir import Checkpoint
 from textagents.methods.ellm.config import EllmConfig
 from textagents.methods.ellm.dqn import DQNAgent, DQNSettings
@@ -170,21 +170,12 @@ class EllmMethod(Method):
     # ------------------------------------------------------------------ checkpoints
     def checkpoint(self, iteration: int) -> Checkpoint:
         state = {"frames": self.agent.frames, "episodes": self.episodes, "rng": self.agent.rng.bit_generator.state}
-        tensors = self.agent.tensors()
-        for index, moments in self.agent.optimizer.state_dict()["state"].items():
-            tensors.update({f"adam.{index}.{k}": torch.as_tensor(v).clone() for k, v in moments.items()})
+        tensors = {**self.agent.tensors(), **optimizer_tensors(self.agent.optimizer, prefix="adam.")}
         return Checkpoint(iteration, state, tensors)
 
     def restore(self, checkpoint: Checkpoint) -> None:
         self.agent.load_tensors(checkpoint.tensors)
-        moments: dict[int, dict[str, torch.Tensor]] = {}
-        for name, value in checkpoint.tensors.items():
-            if name.startswith("adam."):
-                _, index, key = name.split(".", 2)
-                moments.setdefault(int(index), {})[key] = value
-        full = self.agent.optimizer.state_dict()
-        full["state"] = moments
-        self.agent.optimizer.load_state_dict(full)
+        load_optimizer_tensors(self.agent.optimizer, checkpoint.tensors, prefix="adam.")
         self.agent.frames = int(checkpoint.state["frames"])
         self.agent.rng.bit_generator.state = checkpoint.state["rng"]
         self.episodes = int(checkpoint.state["episodes"])

@@ -4,12 +4,12 @@ rollout, with minibatches split into micro-batches (gradient accumulation) so th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import torch
 
 from textagents.llm.lamorel import LLMHandle, Updater
+from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
 from textagents.methods.glam.ppo import PPOSettings, ppo_loss
 
 VALUE = "value"
@@ -98,22 +98,8 @@ class PPOUpdater(Updater):
         return {name: float(np.mean(values)) for name, values in logged.items()}
 
     def state_dict(self) -> dict[str, torch.Tensor]:
-        if self.optimizer is None:
-            return {}
-        state = {}
-        for index, moments in self.optimizer.state_dict()["state"].items():
-            for key, value in moments.items():
-                state[f"{index}.{key}"] = torch.as_tensor(value).clone()
-        return state
+        return optimizer_tensors(self.optimizer) if self.optimizer is not None else {}
 
     def load_state_dict(self, state: Mapping[str, torch.Tensor], llm: LLMHandle) -> None:
-        if not state:
-            return
-        optimizer = self._optimizer(llm)
-        moments: dict[int, dict[str, Any]] = {}
-        for name, value in state.items():
-            index, key = name.split(".", 1)
-            moments.setdefault(int(index), {})[key] = value.clone()
-        full = optimizer.state_dict()
-        full["state"] = moments
-        optimizer.load_state_dict(full)
+        if state:
+            load_optimizer_tensors(self._optimizer(llm), state)
