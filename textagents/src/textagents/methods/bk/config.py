@@ -43,9 +43,13 @@ class BKConfig(MethodConfig):
             raise ValueError(f"prompt_source must be one of {list(PROMPT_SOURCES)}, got {self.prompt_source!r}")
         if self.shaping not in SHAPINGS:
             raise ValueError(f"shaping must be one of {list(SHAPINGS)}, got {self.shaping!r}")
-        for name in ("code_rounds", "code_samples", "envs", "steps_per_env", "ppo_epochs", "minibatch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("frames_per_iteration", "eval_episodes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.require_positive(
+            "code_rounds",
+            "code_samples",
+            "envs",
+            "steps_per_env",
+            "ppo_epochs",
+            "minibatch_size",
+            "frames_per_iteration",
+            "eval_episodes",
+        )

@@ -39,15 +39,19 @@ class MethodConfig:
     api_key_env: str = "OPENAI_API_KEY"
 
     def __post_init__(self) -> None:
-        for name in ("iterations", "checkpoint_every", "keep_checkpoints"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.require_positive("iterations", "checkpoint_every", "keep_checkpoints")
         if self.eval_every < 0:
             raise ValueError(f"eval_every must be >= 0 (0: only at the end), got {self.eval_every}")
         for field in fields(self):
             value = getattr(self, field.name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"{field.name} must be a finite number, got {value}")
+
+    def require_positive(self, *names: str) -> None:
+        """A clear error for the first setting of ``names`` below 1."""
+        for name in names:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -45,7 +45,7 @@ class EllmConfig(MethodConfig):
             raise ValueError(f"prompt_source must be one of {list(PROMPT_SOURCES)}, got {self.prompt_source!r}")
         if self.goal_source not in GOAL_SOURCES:
             raise ValueError(f"goal_source must be one of {list(GOAL_SOURCES)}, got {self.goal_source!r}")
-        for name in (
+        self.require_positive(
             "uniform_goals",
             "frames_per_iteration",
             "n_steps",
@@ -55,9 +55,7 @@ class EllmConfig(MethodConfig):
             "target_update_every",
             "epsilon_frames",
             "eval_episodes",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        )
         if not 0 < self.threshold <= 1 or not 0 <= self.eval_epsilon <= 1:
             raise ValueError(
                 f"threshold must be in (0, 1] and eval_epsilon in [0, 1], got {self.threshold}, {self.eval_epsilon}"

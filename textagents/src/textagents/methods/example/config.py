@@ -22,9 +22,7 @@ class ExampleConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("max_steps", "episodes_per_iteration", "eval_episodes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.require_positive("max_steps", "episodes_per_iteration", "eval_episodes")
         if self.learning_rate <= 0:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
         if self.prior_weight < 0:

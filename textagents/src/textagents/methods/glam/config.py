@@ -53,12 +53,19 @@ class GlamConfig(MethodConfig):
         object.__setattr__(self, "test_env_ids", tuple(self.test_env_ids))
         if self.agent not in AGENTS:
             raise ValueError(f"agent must be one of {list(AGENTS)}, got {self.agent!r}")
-        for name in ("envs", "frames_per_env", "ppo_epochs", "minibatch_size", "micro_batch", "llm_processes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("value_head_width", "eval_episodes", "drrn_hidden", "drrn_updates", "replay_capacity"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.require_positive(
+            "envs",
+            "frames_per_env",
+            "ppo_epochs",
+            "minibatch_size",
+            "micro_batch",
+            "llm_processes",
+            "value_head_width",
+            "eval_episodes",
+            "drrn_hidden",
+            "drrn_updates",
+            "replay_capacity",
+        )
         if self.lora_r < 0:
             raise ValueError(f"lora_r must be >= 0 (0: full fine-tuning), got {self.lora_r}")
         if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:

@@ -56,7 +56,7 @@ class LLMPersonalizeConfig(MethodConfig):
         unknown = sorted(set(self.baselines) - set(BASELINES))
         if unknown:
             raise ValueError(f"unknown baseline(s) {unknown}; valid: {list(BASELINES)}")
-        for name in (
+        self.require_positive(
             "train_demonstrations",
             "self_training_rollouts",
             "eval_episodes",
@@ -66,9 +66,7 @@ class LLMPersonalizeConfig(MethodConfig):
             "max_new_tokens",
             "command_budget",
             "max_steps_per_plan",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        )
         if self.validation_demonstrations < 0:
             raise ValueError(f"validation_demonstrations must be >= 0, got {self.validation_demonstrations}")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
