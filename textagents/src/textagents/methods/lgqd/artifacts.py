@@ -46,6 +46,11 @@ class Pipeline:
 
     def config(self) -> LGQDConfig:
         """The config the archive stage recorded."""
+        if not (self.path / "config.json").is_file():
+            raise PipelineError(
+                f"{self.path} is not an lgqd pipeline folder (no config.json): "
+                f"start one with `textagents lgqd archive CONFIG --out {self.path}`"
+            )
         return config_from_dict(LGQDConfig, self.run.recorded()["config"], str(self.path / "config.json"))
 
     def stage(self, name: str) -> Path:

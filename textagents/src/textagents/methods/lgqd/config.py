@@ -26,11 +26,11 @@ class LGQDConfig(MethodConfig):
     at random to ``archive_max``; a checkpoint every ``archive_checkpoint_every`` generations; coverage on a
     ``coverage_cells`` x ``coverage_cells`` grid over the map.
 
-    Then ``dedupe_tolerance`` (real units; ``None``: keep every entry, as the original does), annotation
-    every ``annotation_every`` steps, descriptions by the ``describer`` (``llm``: the paper's three styles
-    drawn with ``style_weights`` at ``temperature``, at most ``max_tokens``, ``describe_batch`` prompts a
-    call; ``template``: a deterministic sentence from the annotation), and a ``split_fractions``
-    train/val/test split drawn with ``seed``.
+    Then ``dedupe_tolerance`` (real units; ``None``: keep every entry, as the original does), the env's
+    annotation (every 40th step and the last, the paper's), descriptions by the ``describer`` (``llm``:
+    the paper's three styles drawn with ``style_weights`` at ``temperature``, at most ``max_tokens``,
+    ``describe_batch`` prompts a call; ``template``: a deterministic sentence from the annotation), and a
+    ``split_fractions`` train/val/test split drawn with ``seed``.
     """
 
     env_id: str = "Fastsim-Text-Household-v0"
@@ -52,7 +52,6 @@ class LGQDConfig(MethodConfig):
     archive_checkpoint_every: int = 10
     coverage_cells: int = 20
     dedupe_tolerance: float | None = None
-    annotation_every: int = 40
     describer: str = "llm"
     style_weights: tuple[float, float, float] = (0.8, 0.1, 0.1)
     temperature: float = 0.2
@@ -74,7 +73,6 @@ class LGQDConfig(MethodConfig):
             "archive_max",
             "archive_checkpoint_every",
             "coverage_cells",
-            "annotation_every",
             "max_tokens",
             "describe_batch",
         )
