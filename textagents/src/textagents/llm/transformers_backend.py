@@ -304,6 +304,10 @@ class TransformersBackend:
         options: dict[str, Any] = {"do_sample": sample, "max_new_tokens": sampling.max_tokens}
         if sample:
             options.update(temperature=sampling.temperature, top_p=sampling.top_p, top_k=0)
+        if sampling.stop:
+            # stop each sequence as soon as it writes a stop string (not only cut it afterwards): an answer that
+            # ends in a blank line no longer generates up to max_tokens
+            options.update(stop_strings=list(sampling.stop), tokenizer=self.tokenizer)
         out = self.model.generate(
             input_ids=ids,
             attention_mask=mask,
