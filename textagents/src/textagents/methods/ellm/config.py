@@ -15,7 +15,8 @@ class EllmConfig(MethodConfig):
     """Each iteration plays ``frames_per_iteration`` frames of ``env_id`` with the DQN agent rewarded by
     ELLM's intrinsic reward for the goals of ``goal_source`` (``none``: the env's own reward, the paper's
     no-intrinsic baseline; ``uniform``; ``oracle``: SimpleOracle; ``llm``: the run's model, with the prompt
-    of ``prompt_source``: ``ours`` or the ``original``'s, downloaded), at similarity
+    of ``prompt_source``: ``ours`` or the ``original``'s, downloaded, answers cut at ``llm_max_tokens``: the
+    original's 200), at similarity
     ``threshold``; ``goal_conditioned`` adds the goals' embedding to the agent's input. DQN: the paper's
     settings (``learning_rate``, ``n_steps``, ...). Evaluation: ``eval_episodes`` episodes at
     ``eval_epsilon``, counting achievements."""
@@ -23,6 +24,7 @@ class EllmConfig(MethodConfig):
     env_id: str = "Crafter-Text-ELLM-v0"
     goal_source: str = "llm"
     prompt_source: str = "ours"
+    llm_max_tokens: int = 200
     uniform_goals: int = 5
     threshold: float = 0.85
     goal_conditioned: bool = False
@@ -46,6 +48,7 @@ class EllmConfig(MethodConfig):
         if self.goal_source not in GOAL_SOURCES:
             raise ValueError(f"goal_source must be one of {list(GOAL_SOURCES)}, got {self.goal_source!r}")
         self.require_positive(
+            "llm_max_tokens",
             "uniform_goals",
             "frames_per_iteration",
             "n_steps",

@@ -30,6 +30,7 @@ from textagents.methods.ellm.goals import (
     UniformGoals,
     suggestion_quality,
 )
+from textagents.methods.ellm.prompt import SAMPLING
 from textagents.methods.ellm.reward import EllmReward
 from textenvs.envs.crafter_text.metrics import crafter_score, success_rates
 
@@ -82,7 +83,8 @@ class EllmMethod(Method):
 
     def _make_source(self) -> GoalSource:
         if self.config.goal_source == "llm":
-            return LLMGoals(self.context.llm(), prompt_source=self.config.prompt_source)
+            sampling = {**SAMPLING, "max_tokens": self.config.llm_max_tokens}
+            return LLMGoals(self.context.llm(), prompt_source=self.config.prompt_source, sampling=sampling)
         if self.config.goal_source == "oracle":
             return SimpleOracle()
         if self.config.goal_source == "uniform":
