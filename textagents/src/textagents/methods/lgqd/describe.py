@@ -54,16 +54,17 @@ def run_describe(out: str | Path, llm: LLMChoice | None = None, progress: bool =
     bd = read_npz(pipeline.require("annotate", "rollouts.npz"))["bd"]
     path = pipeline.stage(STAGE) / DESCRIPTIONS
     missing = [item for item in range(len(annotations)) if item not in done_descriptions(path)]
-    backend = _llm_factory(config, pipeline.run, llm) if config.describer == "llm" else None
+    # the runner's LLM builder: the config's model (or --model / --base-url, or a replay), recorded
+    llm_backend = _llm_factory(config, pipeline.run, llm) if config.describer == "llm" else None
     bar = tqdm(
         total=len(annotations), initial=len(annotations) - len(missing), desc="lgqd describe", disable=not progress
     )
     for start in range(0, len(missing), config.describe_batch):
         batch = missing[start : start + config.describe_batch]
-        if backend is None:
+        if llm_backend is None:
             records = [_record(i, TEMPLATE_STYLE, template_description(annotations[i]), None, False) for i in batch]
         else:
-            records = _ask(backend(), config, batch, annotations, bd)
+            records = _ask(llm_backend(), config, batch, annotations, bd)
         append_records(path, records)
         bar.update(len(batch))
     bar.close()
