@@ -47,6 +47,10 @@ def test_the_smoke_pipeline_end_to_end(tmp_path, capsys):
     out = tmp_path / "lgqd"
     assert main(["lgqd", "split", str(out)]) == 2
     assert "not an lgqd pipeline folder" in capsys.readouterr().err
+    wrong_env = tmp_path / "wrong.yaml"
+    wrong_env.write_text(SMOKE.read_text() + "env_id: BabyAI-Text-GoToLocal-v0\n")
+    assert main(["lgqd", "archive", str(wrong_env), "--out", str(out)]) == 2
+    assert "is not a fastsim env" in capsys.readouterr().err and not out.exists()
     archive = _stage(capsys, "archive", str(SMOKE), "--out", str(out), "--no-progress")
     assert archive["entries"] == 20 and archive["generations"] == 6
     assert main(["lgqd", "annotate", str(out)]) == 2

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 
 from textagents.bench.store import to_json, write_json_atomic, write_text_atomic
 from textagents.jsonl import append_records, read_jsonl
-from textagents.methods.core.config import load_config
+from textagents.methods.core.config import ConfigError, load_config
 from textagents.methods.lgqd.artifacts import (
     METHOD,
     Pipeline,
@@ -39,6 +39,10 @@ CHECKPOINT = "checkpoint.json"
 def run_archive(config_path: str | Path, out: str | Path, *, resume: bool = False, progress: bool = True) -> dict:
     """Build the archive into the pipeline folder ``out`` (new or empty; or continue it with ``resume``)."""
     config = load_config(LGQDConfig, config_path)
+    try:
+        world = load_world(layout_of(config.env_id))
+    except ValueError as error:
+        raise ConfigError(f"{config_path}: {error}") from error
     pipeline = Pipeline(out)
     search = NoveltySearch(config)
     if resume:
@@ -52,7 +56,6 @@ def run_archive(config_path: str | Path, out: str | Path, *, resume: bool = Fals
         folder = pipeline.stage(STAGE)
         search.start()
         _save_checkpoint(search, folder)
-    world = load_world(layout_of(config.env_id))
     reachable = reachable_cells(world, config.coverage_cells)
     bar = tqdm(
         total=config.generations, initial=search.generation, desc="lgqd archive", unit="gen", disable=not progress
