@@ -1,0 +1,470 @@
+"""The decision transformer of language-grounded QD (Salehi & Doncieux 2023): a small GPT conditioned on a
+description's tokens and a target behaviour descriptor, predicting each step's action over the sequence of
+observations.
+
+The sequence is the original's: the description's tokens (each embedded plus its position), then three
+tokens a step — the target descriptor, the observation, the action — each embedded by its own MLP plus the
+step's timestep embedding; causal attention (padding is masked out as keys). Step ``t``'s action is read at
+its observation token, which sees the description, the target, the observations up to ``t`` and the
+actions before ``t``. Each action dimension is a k-means cluster plus an offset (``action_clusters``): a
+head per dimension classifies the cluster (focal loss, gamma 2), one head regresses every cluster's offset
+(MSE of centre + offset of the true cluster against the action); the loss is their sum. Inputs are scaled
+to about [0, 1]: the descriptor by the map's side, the lasers by their range.
+
+Differences from the original: text and trajectories are padded to the batch's longest and masked (the
+original pads text to 226 tokens and attends to the padding; its trajectories all have 400 steps); a batch
+holds whole episodes (the original draws a window, which is the whole episode at its block size); the
+offset head predicts D x K offsets (the original's predicts K^D x D and reads K of them per dimension); the
+descriptor is not rounded after scaling (the original rounds it to 0.1, a tenth of the map).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from torch import nn
+
+from textagents.bench.store import write_json_atomic
+from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
+from textagents.methods.core.run_dir import CONFIG_FILE, Checkpoint, RunDir
+from textagents.methods.lgqd.action_clusters import ActionClusters
+
+#: The name a DT training folder records as its method (``RunDir``'s ``config.json``).
+DT_RUN = "lgqd-dt"
+POLICY_WEIGHTS = "policy.safetensors"
+POLICY_CONFIG = "policy.json"
+
+
+class TextTokenizer(Protocol):
+    """What the DT needs of a tokenizer (a ``transformers`` tokenizer fits): token ids of a text, and the
+    vocabulary's size."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def __len__(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class DTSettings:
+    """The model and its training, the paper's values by default.
+
+    Model: ``layers`` blocks of ``heads`` heads over ``embedding``-d tokens, ``dropout``; the cluster heads'
+    and the offset head's MLP widths; at most ``max_text_tokens`` description tokens (more are cut) and
+    ``max_steps`` timesteps. Inputs are divided by ``bd_scale`` (the descriptor, real units) and
+    ``obs_scale`` (per observation entry: three lasers, two bumpers).
+
+    Training: AdamW (``weight_decay`` on matrices only, ``beta1``, ``beta2``), batches of ``batch_size``
+    episodes, ``steps_per_iteration`` optimizer steps an iteration, learning rate warmed up linearly over
+    ``warmup_steps`` to ``learning_rate`` then cosine-decayed to ``min_learning_rate`` at ``decay_steps``;
+    gradients clipped to norm ``grad_clip`` (0: not clipped); loss = focal (``focal_gamma``) +
+    ``offset_weight`` x MSE.
+    """
+
+    layers: int = 2
+    heads: int = 4
+    embedding: int = 360
+    dropout: float = 0.1
+    cluster_head_hidden: int = 64
+    offset_head_hidden: int = 1024
+    max_text_tokens: int = 226
+    max_steps: int = 400
+    bd_scale: float = 600.0
+    obs_scale: tuple[float, ...] = (100.0, 100.0, 100.0, 1.0, 1.0)
+    batch_size: int = 30
+    steps_per_iteration: int = 1
+    learning_rate: float = 5e-3
+    min_learning_rate: float = 5e-5
+    warmup_steps: int = 1000
+    decay_steps: int = 300_000
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.95
+    grad_clip: float = 0.0
+    focal_gamma: float = 2.0
+    offset_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "obs_scale", tuple(float(v) for v in self.obs_scale))  # JSON gives lists
+        for name in (
+            "layers",
+            "heads",
+            "embedding",
+            "cluster_head_hidden",
+            "offset_head_hidden",
+            "max_text_tokens",
+            "max_steps",
+            "batch_size",
+            "steps_per_iteration",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.embedding % self.heads:
+            raise ValueError(f"embedding ({self.embedding}) must be a multiple of heads ({self.heads})")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.bd_scale <= 0 or not self.obs_scale or min(self.obs_scale) <= 0:
+            raise ValueError("bd_scale and every obs_scale entry must be > 0")
+        if not 0 < self.min_learning_rate <= self.learning_rate:
+            raise ValueError("learning rates must satisfy 0 < min_learning_rate <= learning_rate")
+        if self.warmup_steps < 0 or self.decay_steps <= self.warmup_steps:
+            raise ValueError("warmup_steps must be >= 0 and below decay_steps")
+        if min(self.weight_decay, self.grad_clip, self.focal_gamma, self.offset_weight) < 0:
+            raise ValueError("weight_decay, grad_clip, focal_gamma and offset_weight must be >= 0")
+
+    def learning_rate_at(self, step: int) -> float:
+        """nanoGPT's schedule, as the original trains: linear warmup, cosine decay, then the minimum."""
+        if step < self.warmup_steps:
+            return self.learning_rate * (step + 1) / self.warmup_steps
+        if step > self.decay_steps:
+            return self.min_learning_rate
+        progress = (step - self.warmup_steps) / (self.decay_steps - self.warmup_steps)
+        return self.min_learning_rate + 0.5 * (1 + math.cos(math.pi * progress)) * (
+            self.learning_rate - self.min_learning_rate
+        )
+
+
+# ---------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class Episode:
+    """One archived policy's episode: its ``description``, ``bd`` float[2] (the descriptor the DT is asked
+    to reach: the episode's final x, y in real units), ``observations`` float[T, 5] and ``actions`` float[T, D]
+    (what the policy did, in the action space the clusters were fitted on)."""
+
+    description: str
+    bd: np.ndarray
+    observations: np.ndarray
+    actions: np.ndarray
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Episodes padded to the longest: ``text`` int64[B, L] token ids and ``text_mask`` bool[B, L];
+    ``bd`` float32[B, 2] and ``observations`` float32[B, T, 5] (scaled); ``actions`` float32[B, T, D],
+    their ``cluster_ids`` int64[B, T, D]; ``step_mask`` bool[B, T] (False: padding)."""
+
+    text: torch.Tensor
+    text_mask: torch.Tensor
+    bd: torch.Tensor
+    observations: torch.Tensor
+    actions: torch.Tensor
+    cluster_ids: torch.Tensor
+    step_mask: torch.Tensor
+
+    def to(self, device: torch.device | str) -> Batch:
+        return Batch(*(getattr(self, f.name).to(device) for f in fields(self)))
+
+
+def collate(
+    episodes: Sequence[Episode], tokenizer: TextTokenizer, clusters: ActionClusters, settings: DTSettings
+) -> Batch:
+    """A batch of ``episodes``: descriptions cut at ``max_text_tokens`` tokens (an empty one is a single
+    masked position), both the text and the steps padded with zeros and masked."""
+    tokens = [list(tokenizer.encode(e.description))[: settings.max_text_tokens] for e in episodes]
+    lengths = [len(e.observations) for e in episodes]
+    steps, text_length = max(lengths), max(1, *map(len, tokens))
+    if steps > settings.max_steps:
+        raise ValueError(f"an episode has {steps} steps, more than max_steps={settings.max_steps}")
+    count, dims = len(episodes), clusters.dimensions
+    text = np.zeros((count, text_length), np.int64)
+    text_mask = np.zeros((count, text_length), bool)
+    observations = np.zeros((count, steps, len(settings.obs_scale)), np.float32)
+    actions = np.zeros((count, steps, dims), np.float32)
+    step_mask = np.zeros((count, steps), bool)
+    for row, (episode, ids) in enumerate(zip(episodes, tokens, strict=True)):
+        text[row, : len(ids)], text_mask[row, : len(ids)] = ids, True
+        length = lengths[row]
+        observations[row, :length] = np.asarray(episode.observations, np.float64) / settings.obs_scale
+        actions[row, :length] = episode.actions
+        step_mask[row, :length] = True
+    bd = np.stack([np.asarray(e.bd, np.float64) for e in episodes]) / settings.bd_scale
+    cluster_ids, _ = clusters.encode(actions)
+    return Batch(
+        text=torch.from_numpy(text),
+        text_mask=torch.from_numpy(text_mask),
+        bd=torch.from_numpy(bd.astype(np.float32)),
+        observations=torch.from_numpy(observations),
+        actions=torch.from_numpy(actions),
+        cluster_ids=torch.from_numpy(cluster_ids),
+        step_mask=torch.from_numpy(step_mask),
+    )
+
+
+# ---------------------------------------------------------------------- model
+def mlp(inputs: int, hidden: int, outputs: int) -> nn.Sequential:
+    """The original's three-layer MLP (GELU between layers), used for embeddings and heads."""
+    return nn.Sequential(
+        nn.Linear(inputs, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, outputs)
+    )
+
+
+class DecisionTransformer(nn.Module):
+    """The GPT: ``forward(batch)`` gives per step and action dimension the cluster logits
+    float[B, T, D, K] and every cluster's offset float[B, T, D, K]."""
+
+    def __init__(self, settings: DTSettings, vocab_size: int, clusters: ActionClusters):
+        super().__init__()
+        self.settings, self.vocab_size = settings, vocab_size
+        width, dims, k = settings.embedding, clusters.dimensions, clusters.clusters
+        self.dims, self.clusters = dims, k
+        self.register_buffer("centers", torch.tensor(clusters.centers, dtype=torch.float32))
+        self.words = nn.Embedding(vocab_size, width)
+        self.word_positions = nn.Embedding(settings.max_text_tokens, width)
+        self.timesteps = nn.Embedding(settings.max_steps, width)
+        self.bd_embedding = mlp(2, 2 * width, width)
+        self.obs_embedding = mlp(len(settings.obs_scale), 2 * width, width)
+        self.act_embedding = mlp(dims, 2 * width, width)
+        self.drop = nn.Dropout(settings.dropout)
+        block = nn.TransformerEncoderLayer(
+            width, settings.heads, 4 * width, settings.dropout, activation="gelu", batch_first=True, norm_first=True
+        )
+        self.blocks = nn.TransformerEncoder(
+            block, settings.layers, norm=nn.LayerNorm(width), enable_nested_tensor=False
+        )
+        self.cluster_heads = nn.ModuleList(mlp(width, settings.cluster_head_hidden, k) for _ in range(dims))
+        self.offset_head = mlp(width, settings.offset_head_hidden, dims * k)
+        self.apply(_init_weights)
+
+    def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        count, text_length = batch.text.shape
+        steps = batch.observations.shape[1]
+        device = batch.text.device
+        words = self.words(batch.text) + self.word_positions(torch.arange(text_length, device=device))
+        per_step = (
+            torch.stack(
+                [
+                    self.bd_embedding(batch.bd)[:, None].expand(-1, steps, -1),
+                    self.obs_embedding(batch.observations),
+                    self.act_embedding(batch.actions),
+                ],
+                dim=2,
+            )
+            + self.timesteps(torch.arange(steps, device=device))[None, :, None]
+        )
+        tokens = torch.cat([words, per_step.reshape(count, 3 * steps, -1)], dim=1)
+        hidden = self.blocks(self.drop(tokens), mask=self._attention_mask(batch))
+        at_observations = hidden[:, text_length + 1 :: 3]  # [B, T, width]
+        logits = torch.stack([head(at_observations) for head in self.cluster_heads], dim=2)
+        offsets = self.offset_head(at_observations).view(count, steps, self.dims, self.clusters)
+        return logits, offsets
+
+    def _attention_mask(self, batch: Batch) -> torch.Tensor:
+        """True where attention is barred, [B x heads, L, L]: later tokens and padded keys (a token always
+        sees itself, so a padded query's row is never empty)."""
+        keys = torch.cat([batch.text_mask, batch.step_mask.repeat_interleave(3, dim=1)], dim=1)
+        length = keys.shape[1]
+        causal = torch.ones(length, length, dtype=torch.bool, device=keys.device).tril()
+        itself = torch.eye(length, dtype=torch.bool, device=keys.device)
+        allowed = causal & (keys[:, None, :] | itself)
+        return (~allowed).repeat_interleave(self.settings.heads, dim=0)
+
+
+def _init_weights(module: nn.Module) -> None:
+    """nanoGPT's initialisation, as the original's: normal(0, 0.02) weights, zero biases."""
+    if isinstance(module, nn.Linear | nn.Embedding):
+        nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+
+# ---------------------------------------------------------------------- loss
+def focal_loss(logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, gamma: float) -> torch.Tensor:
+    """Mean over the unmasked steps and every dimension of ``-(1 - p)^gamma log p``, ``p`` the softmax
+    probability of the target cluster (logits [B, T, D, K], targets [B, T, D], mask [B, T])."""
+    log_p = logits.log_softmax(-1).gather(-1, targets[..., None]).squeeze(-1)
+    return (-((1 - log_p.exp()) ** gamma) * log_p)[mask].mean()
+
+
+def dt_loss(
+    model: DecisionTransformer, batch: Batch, logits: torch.Tensor, offsets: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """``loss`` = focal + ``offset_weight`` x ``mse`` (centre + predicted offset of the true cluster against
+    the action, over unmasked steps), and ``cluster_accuracy`` (argmax cluster = true cluster)."""
+    settings, mask, ids = model.settings, batch.step_mask, batch.cluster_ids
+    focal = focal_loss(logits, ids, mask, settings.focal_gamma)
+    centres = model.centers[torch.arange(model.dims, device=ids.device), ids]
+    predicted = centres + offsets.gather(-1, ids[..., None]).squeeze(-1)
+    mse = ((predicted - batch.actions) ** 2)[mask].mean()
+    accuracy = (logits.argmax(-1) == ids)[mask].float().mean()
+    return {"loss": focal + settings.offset_weight * mse, "focal": focal, "mse": mse, "cluster_accuracy": accuracy}
+
+
+# ---------------------------------------------------------------------- training
+class DTTrainer:
+    """Trains a ``DecisionTransformer`` on ``train`` episodes in shuffled epochs (one ``np.random`` stream
+    draws the orders; torch's drives dropout), evaluates on ``validation``, and saves and restores
+    everything a resumed training needs (``Checkpoint``: weights, AdamW's moments, both RNG states)."""
+
+    def __init__(
+        self,
+        model: DecisionTransformer,
+        tokenizer: TextTokenizer,
+        clusters: ActionClusters,
+        train: Sequence[Episode],
+        validation: Sequence[Episode],
+        seed: int,
+        device: str = "cpu",
+    ):
+        if not train:
+            raise ValueError("the DT needs at least one training episode")
+        self.model, self.tokenizer, self.clusters = model.to(device), tokenizer, clusters
+        self.settings, self.device = model.settings, device
+        self.train, self.validation = list(train), list(validation)
+        settings = self.settings
+        matrices = [p for p in model.parameters() if p.dim() >= 2]
+        vectors = [p for p in model.parameters() if p.dim() < 2]
+        self.optimizer = torch.optim.AdamW(
+            [{"params": matrices, "weight_decay": settings.weight_decay}, {"params": vectors, "weight_decay": 0.0}],
+            lr=settings.learning_rate,
+            betas=(settings.beta1, settings.beta2),
+        )
+        self.rng = np.random.default_rng(seed)
+        torch.manual_seed(seed)
+        self.step, self.epoch, self.position = 0, 0, 0
+        self.order = self.rng.permutation(len(self.train))
+
+    def _next_episodes(self) -> list[Episode]:
+        """The next ``batch_size`` episodes of this epoch's order (fewer at its end); then a new epoch."""
+        chosen = self.order[self.position : self.position + self.settings.batch_size]
+        self.position += len(chosen)
+        if self.position >= len(self.order):
+            self.epoch, self.position = self.epoch + 1, 0
+            self.order = self.rng.permutation(len(self.train))
+        return [self.train[i] for i in chosen]
+
+    def _batch(self, episodes: Sequence[Episode]) -> Batch:
+        return collate(episodes, self.tokenizer, self.clusters, self.settings).to(self.device)
+
+    def train_iteration(self, iteration: int) -> dict[str, float]:
+        """``steps_per_iteration`` optimizer steps; their mean loss terms, the learning rate and epoch."""
+        self.model.train()
+        totals: dict[str, float] = {}
+        for _ in range(self.settings.steps_per_iteration):
+            rate = self.settings.learning_rate_at(self.step)
+            for group in self.optimizer.param_groups:
+                group["lr"] = rate
+            batch = self._batch(self._next_episodes())
+            terms = dt_loss(self.model, batch, *self.model(batch))
+            self.optimizer.zero_grad()
+            terms["loss"].backward()
+            if self.settings.grad_clip > 0:
+                nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.grad_clip)
+            self.optimizer.step()
+            self.step += 1
+            for key, value in terms.items():
+                totals[key] = totals.get(key, 0.0) + float(value.detach())
+        means = {key: value / self.settings.steps_per_iteration for key, value in totals.items()}
+        return {**means, "learning_rate": rate, "epoch": self.epoch, "optimizer_steps": self.step}
+
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        """The loss terms on the validation episodes (dropout off), averaged over them; {} without any."""
+        if not self.validation:
+            return {}
+        self.model.eval()
+        totals: dict[str, float] = {}
+        size = self.settings.batch_size
+        for start in range(0, len(self.validation), size):
+            chunk = self.validation[start : start + size]
+            batch = self._batch(chunk)
+            for key, value in dt_loss(self.model, batch, *self.model(batch)).items():
+                totals[key] = totals.get(key, 0.0) + float(value) * len(chunk)
+        return {f"val_{key}": value / len(self.validation) for key, value in totals.items()}
+
+    def checkpoint(self, iteration: int) -> Checkpoint:
+        tensors = {f"model.{k}": v.detach().cpu() for k, v in self.model.state_dict().items()}
+        tensors.update(optimizer_tensors(self.optimizer, prefix="optimizer."))
+        tensors["torch_rng"] = torch.get_rng_state()
+        state = {
+            "step": self.step,
+            "epoch": self.epoch,
+            "position": self.position,
+            "order": self.order.tolist(),
+            "rng": self.rng.bit_generator.state,
+        }
+        return Checkpoint(iteration, state, tensors)
+
+    def restore(self, checkpoint: Checkpoint) -> None:
+        tensors, state = checkpoint.tensors, checkpoint.state
+        self.model.load_state_dict({k[len("model.") :]: v for k, v in tensors.items() if k.startswith("model.")})
+        load_optimizer_tensors(self.optimizer, tensors, prefix="optimizer.")
+        torch.set_rng_state(tensors["torch_rng"])
+        self.step, self.epoch, self.position = int(state["step"]), int(state["epoch"]), int(state["position"])
+        self.order = np.asarray(state["order"], np.int64)
+        self.rng.bit_generator.state = state["rng"]
+
+
+def train_dt(
+    folder: str | Path,
+    trainer: DTTrainer,
+    iterations: int,
+    checkpoint_every: int,
+    keep_checkpoints: int = 2,
+    eval_every: int = 0,
+) -> Path:
+    """Train for ``iterations`` in ``folder`` (a ``RunDir``: ``config.json`` with the settings,
+    ``metrics.jsonl``, ``checkpoints/``), resuming from its last checkpoint when it has one (same settings
+    required; metrics after that checkpoint are dropped). Evaluates every ``eval_every`` iterations (0: at
+    the end) and writes the final policy (``save_policy``); returns ``folder``."""
+    run, config = RunDir(folder), {**asdict(trainer.settings), "vocab_size": trainer.model.vocab_size}
+    start = 0
+    if run.checkpoints():
+        checkpoint = run.resume(DT_RUN, config)
+        trainer.restore(checkpoint)
+        start = checkpoint.iteration
+    elif (run.path / CONFIG_FILE).is_file():  # killed before its first checkpoint: start it again
+        run.check_same(DT_RUN, config)
+        run.metrics_path.unlink(missing_ok=True)
+    else:
+        run.create(DT_RUN, config)
+    for iteration in range(start + 1, iterations + 1):
+        run.log({"kind": "train", "iteration": iteration, **trainer.train_iteration(iteration)})
+        last = iteration == iterations
+        if last or (eval_every and iteration % eval_every == 0):
+            run.log({"kind": "eval", "iteration": iteration, **trainer.evaluate()})
+        if last or iteration % checkpoint_every == 0:
+            run.save_checkpoint(trainer.checkpoint(iteration), keep_checkpoints)
+    save_policy(run.path, trainer.model)
+    return run.path
+
+
+# ---------------------------------------------------------------------- the trained policy
+def save_policy(folder: str | Path, model: DecisionTransformer) -> None:
+    """``policy.safetensors`` (the weights) and ``policy.json`` (settings, vocabulary size, action
+    clusters), each written to a temporary file and renamed."""
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{POLICY_WEIGHTS}.")
+    os.close(fd)
+    try:
+        save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, temporary)
+        os.replace(temporary, folder / POLICY_WEIGHTS)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+    clusters = ActionClusters(model.centers.cpu().double().numpy())
+    write_json_atomic(
+        folder / POLICY_CONFIG,
+        {"settings": asdict(model.settings), "vocab_size": model.vocab_size, **clusters.to_json()},
+    )
+
+
+def load_policy(folder: str | Path, device: str = "cpu") -> DecisionTransformer:
+    """The model ``save_policy`` wrote in ``folder`` (safetensors: loading runs no code), in eval mode."""
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    meta: dict[str, Any] = json.loads((folder / POLICY_CONFIG).read_text())
+    settings = DTSettings(**meta["settings"])
+    model = DecisionTransformer(settings, int(meta["vocab_size"]), ActionClusters(np.asarray(meta["centers"])))
+    model.load_state_dict(load_file(folder / POLICY_WEIGHTS))
+    return model.to(device).eval()
