@@ -16,7 +16,7 @@ from textagents.llm.record import RecordingBackend, ReplayMissError
 from textagents.methods.core.runner import LLMChoice
 from textagents.methods.lgqd.annotate import ANNOTATIONS, run_annotate
 from textagents.methods.lgqd.archive_stage import run_archive
-from textagents.methods.lgqd.artifacts import Pipeline
+from textagents.methods.lgqd.artifacts import Pipeline, read_npz
 from textagents.methods.lgqd.dedupe import run_dedupe
 from textagents.methods.lgqd.describe import read_annotations, run_describe
 from textagents.methods.lgqd.prompts import (
@@ -114,7 +114,7 @@ def test_the_template_names_start_places_passed_and_end():
 def annotated(tmp_path_factory):
     """A smoke pipeline up to its annotations, with the LLM describer."""
     config = tmp_path_factory.mktemp("config") / "llm.yaml"
-    config.write_text(SMOKE.read_text().replace("describer: template", "describer: llm"))
+    config.write_text(SMOKE.read_text().replace("describer: template", "describer: llm") + "max_tokens: 24\n")
     out = tmp_path_factory.mktemp("pipeline") / "run"
     run_archive(config, out, progress=False)
     run_dedupe(out)
@@ -129,7 +129,8 @@ def _record_answers(out: Path, calls: Path, answers: list[str], items: range) ->
     recorder = RecordingBackend(Scripted(answers), calls)
     conversations = [describe_messages(draw_style(config.style_weights, 0, i), annotations[i]) for i in items]
     for start in range(0, len(conversations), config.describe_batch):
-        recorder.chat_batch(conversations[start : start + config.describe_batch], temperature=0.2, max_tokens=256)
+        batch = conversations[start : start + config.describe_batch]
+        recorder.chat_batch(batch, temperature=config.temperature, max_tokens=config.max_tokens)
 
 
 def test_the_llm_describes_each_item_once_and_a_stopped_stage_continues(annotated, tmp_path):
@@ -139,7 +140,7 @@ def test_the_llm_describes_each_item_once_and_a_stopped_stage_continues(annotate
     answers = [f"Trajectory number {i} ends at <DESCRIPTOR>." for i in range(items)]
     answers[1] = "   "  # no description: the template's sentence, flagged
     first_batch = tmp_path / "first.jsonl"
-    _record_answers(out, first_batch, answers[:4], range(4))  # the requests carry temperature 0.2, 256 tokens
+    _record_answers(out, first_batch, answers[:4], range(4))
 
     with pytest.raises(ReplayMissError):  # the recording holds the first batch only: the stage stops after it
         run_describe(out, LLMChoice(replay=str(first_batch)), progress=False)
@@ -159,3 +160,20 @@ def test_the_llm_describes_each_item_once_and_a_stopped_stage_continues(annotate
     assert records[0]["style"] == draw_style((0.8, 0.1, 0.1), 0, 0)
     recorded = (out / "llm_calls.jsonl").read_text().splitlines()
     assert len(recorded) == items  # the replayed calls are recorded in the pipeline too (4 + the rest)
+
+
+def test_a_local_model_describes_through_the_recorded_backend(annotated, tmp_path, tiny_models):
+    out = tmp_path / "run"
+    shutil.copytree(annotated, out)
+    summary = run_describe(out, LLMChoice(model=str(tiny_models.causal)), progress=False)
+    items = len(read_annotations(out / "annotate" / ANNOTATIONS))
+    assert summary["described"] == items and summary["model"] == str(tiny_models.causal)
+    bd = read_npz(out / "annotate" / "rollouts.npz")["bd"]
+    records = [json.loads(line) for line in (out / "describe" / "descriptions.jsonl").read_text().splitlines()]
+    for record in records:
+        expected = read_description(record["answer"], record["style"], bd[record["item"]])
+        assert record["description"] == expected or (record["fallback"] and expected is None)
+    calls = [json.loads(line) for line in (out / "llm_calls.jsonl").read_text().splitlines()]
+    assert len(calls) == items and {(c["request"]["temperature"], c["request"]["max_tokens"]) for c in calls} == {
+        (0.2, 24)
+    }
