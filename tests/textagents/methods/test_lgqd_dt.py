@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from textagents.methods.lgqd.action_clusters import ActionClusters
+from textagents.methods.lgqd.dataset import Episodes
 from textagents.methods.lgqd.deploy import choose_clusters, deploy
 from textagents.methods.lgqd.dt import (
     DecisionTransformer,
@@ -19,6 +20,7 @@ from textagents.methods.lgqd.dt import (
     DTTrainer,
     Episode,
     collate,
+    dt_episodes,
     dt_loss,
     focal_loss,
     load_policy,
@@ -86,6 +88,25 @@ def test_action_clusters_refuse_a_dimension_with_too_few_values():
 
 
 # ---------------------------------------------------------------------- the model
+def test_a_splits_arrays_become_episodes_asking_for_their_own_descriptor():
+    rng = np.random.default_rng(0)
+    split = Episodes(
+        items=np.array([4, 9]),
+        descriptions=["go left", "go right"],
+        styles=["narrative", "request"],
+        bd=np.array([[10.0, 20.0], [30.0, 40.0]]),
+        observations=rng.uniform(0, 100, (2, 6, 5)).astype(np.float32),
+        actions=rng.uniform(-4, 4, (2, 6, 2)).astype(np.float32),
+        positions=np.zeros((2, 6, 2), np.float32),
+        annotations=[[], []],
+    )
+    episodes = dt_episodes(split)
+    assert [e.description for e in episodes] == ["go left", "go right"]
+    np.testing.assert_array_equal(episodes[1].bd, [30.0, 40.0])
+    np.testing.assert_array_equal(episodes[1].actions, split.actions[1])
+    np.testing.assert_array_equal(episodes[0].observations, split.observations[0])
+
+
 def test_outputs_are_per_step_dimension_and_cluster(tokenizer):
     dt = model(TINY, tokenizer)
     batch = collate(
@@ -218,12 +239,14 @@ def test_cluster_choice_samples_from_the_softmax_or_takes_the_argmax():
 
 def test_deploying_drives_the_robot_with_the_predicted_actions(tokenizer, data_dir):
     dt = model(TINY, tokenizer)
-    with torch.no_grad():  # every step: both wheels' top cluster (0.9) and no offset -> 3.6 units straight ahead
+    with torch.no_grad():  # every step: both wheels' top cluster (0.9), no offset; x 4 -> 3.6 units straight ahead
         for head in dt.cluster_heads:
             head[-1].bias.copy_(torch.tensor([0.0, 0.0, 0.0, 30.0]))
         dt.offset_head[-1].weight.zero_()
         dt.offset_head[-1].bias.zero_()
-    result = deploy(dt, tokenizer, "go right", (100.0, 400.0), trials=2, horizon=6, seed=0, data_dir=data_dir)
+    result = deploy(
+        dt, tokenizer, "go right", (100.0, 400.0), trials=2, horizon=6, seed=0, action_scale=4.0, data_dir=data_dir
+    )
     step = 3.6 * math.cos(math.pi / 4)  # the start faces 45 degrees (south-east, y down)
     np.testing.assert_allclose(result.trajectory, [[60 + step * t, 450 + step * t] for t in range(1, 7)], atol=1e-3)
     assert result.bd == pytest.approx(tuple(result.trajectory[-1]), abs=1e-4)

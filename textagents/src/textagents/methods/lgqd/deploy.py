@@ -73,13 +73,14 @@ def deploy(
     horizon: int = 400,
     strategy: str = "sample",
     seed: int = 0,
-    action_scale: float | None = None,
+    action_scale: float = 1.0,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> Deployment:
     """Run ``trials`` episodes of ``horizon`` steps in ``env_id`` with ``model`` asked for ``description``
-    and ``target_bd`` (real units). The model's actions are in the space its clusters were fitted on and
-    become wheel speeds times ``action_scale`` (None: the env's top speed, for actions in [-1, 1]); the env
-    clips them. ``seed`` seeds the cluster draws; ``data_dir``: where the maps are (default: textenvs' lookup)."""
+    and ``target_bd`` (real units). The model's actions are in the space its clusters were fitted on (the
+    archive policies' outputs: wheel speeds) and are sent times ``action_scale``; the env rounds and clips
+    them to its top speed, as it did the policies'. ``seed`` seeds the cluster draws; ``data_dir``: where the
+    maps are (default: textenvs' lookup)."""
     if trials < 1 or horizon < 1:
         raise ValueError(f"trials and horizon must be >= 1, got {trials} and {horizon}")
     if horizon > model.settings.max_steps:
@@ -91,7 +92,6 @@ def deploy(
     target = np.asarray(target_bd, np.float64)
     env = textenvs.make_vec(env_id, trials, max_steps=horizon, data_dir=data_dir)
     try:
-        scale = float(env.single_action_space.high[0]) if action_scale is None else action_scale
         obs, info = env.reset(seed=seed)
         observations = np.zeros((trials, horizon, len(model.settings.obs_scale)))
         actions = np.zeros((trials, horizon, model.dims))
@@ -106,7 +106,7 @@ def deploy(
             ids = choose_clusters(logits[:, t], strategy, generator)
             chosen = model.centers[dims, ids] + offsets[:, t].gather(-1, ids[..., None]).squeeze(-1)
             actions[:, t] = chosen.cpu().numpy()
-            obs, _, _, _, info = env.step(actions[:, t] * scale)
+            obs, _, _, _, info = env.step(actions[:, t] * action_scale)
             positions[:, t] = info["robot_pos"][:, :2]
     finally:
         env.close()

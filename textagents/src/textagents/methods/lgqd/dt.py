@@ -37,6 +37,7 @@ from textagents.bench.store import write_json_atomic
 from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
 from textagents.methods.core.run_dir import CONFIG_FILE, Checkpoint, RunDir
 from textagents.methods.lgqd.action_clusters import ActionClusters
+from textagents.methods.lgqd.dataset import Episodes
 
 #: The name a DT training folder records as its method (``RunDir``'s ``config.json``).
 DT_RUN = "lgqd-dt"
@@ -137,12 +138,23 @@ class DTSettings:
 class Episode:
     """One archived policy's episode: its ``description``, ``bd`` float[2] (the descriptor the DT is asked
     to reach: the episode's final x, y in real units), ``observations`` float[T, 5] and ``actions`` float[T, D]
-    (what the policy did, in the action space the clusters were fitted on)."""
+    (the policy's outputs, the wheel speeds before the env rounds and clips them)."""
 
     description: str
     bd: np.ndarray
     observations: np.ndarray
     actions: np.ndarray
+
+
+def dt_episodes(split: Episodes) -> list[Episode]:
+    """The DT's episodes of a split of the pipeline (``dataset.load_split``): each policy asked for its own
+    final position."""
+    return [
+        Episode(description, bd, observations, actions)
+        for description, bd, observations, actions in zip(
+            split.descriptions, split.bd, split.observations, split.actions, strict=True
+        )
+    ]
 
 
 @dataclass(frozen=True)
