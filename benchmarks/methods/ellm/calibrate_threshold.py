@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textagents.methods.core.report import plot_similarity_histogram
 from textagents.methods.ellm.goals import ALL_GOALS
 from textagents.methods.ellm.reward import ALIASES, DEFAULT_THRESHOLD
 from textagents.sb3.features import SentenceEmbedder
@@ -65,21 +66,12 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "threshold.json").write_text(json.dumps(result, indent=2) + "\n")
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, ax = plt.subplots(figsize=(6, 3.5))
-    bins = np.linspace(0, 1, 41)
-    ax.hist(different, bins=bins, alpha=0.6, label=f"different goals ({len(different)} pairs)")
-    ax.hist(list(same.values()), bins=bins, alpha=0.6, label=f"same goal, other wording ({len(same)} pairs)")
-    ax.axvline(DEFAULT_THRESHOLD, color="black", linestyle="--", label=f"threshold {DEFAULT_THRESHOLD}")
-    ax.set_xlabel("cosine similarity (all-MiniLM-L6-v2)")
-    ax.set_ylabel("pairs")
-    ax.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(OUT / "threshold.png", dpi=110)
+    plot_similarity_histogram(
+        {"different goals": different, "same goal, other wording": list(same.values())},
+        DEFAULT_THRESHOLD,
+        OUT / "threshold.png",
+        "cosine similarity (all-MiniLM-L6-v2)",
+    )
     print(json.dumps({k: v for k, v in result.items() if k != "same_goal"}, indent=2))
 
 

@@ -1,10 +1,15 @@
 """BK-Code's labelling loop with a scripted LLM (no code, refused code, failing code, good code), and the bk
-method end to end on a replayed recording of that LLM: the kept code shapes PPO's reward in the sandbox."""
+method end to end on a replayed recording of a scripted LLM for each shaping: the kept code shapes PPO's
+reward in the sandbox, BK-Goal's goals and BK-Pref's scorer are kept in the run and restored from checkpoints."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
+import torch
+import yaml
 
 from textagents.llm import TokenUsage
 from textagents.llm.record import RecordingBackend
@@ -13,6 +18,7 @@ from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.method import BKMethod
 from textagents.methods.core.config import load_config
 from textagents.methods.core.method import RunContext
+from textagents.methods.core.run_dir import RunDir
 from textagents.methods.core.runner import LLMChoice, run_method
 
 SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "bk" / "smoke.yaml"
@@ -65,7 +71,7 @@ def test_the_method_shapes_ppo_with_the_kept_code_from_a_replayed_recording(tmp_
     samples_run.mkdir()
     backend = RecordingBackend(Scripted(["no code here", GOOD]), calls)
     method = BKMethod(load_config(BKConfig, SMOKE), RunContext(samples_run, lambda: backend))
-    method._label()  # records the two answers for exactly the requests the run will make
+    method.knowledge.label()  # records the two answers for exactly the requests the run will make
     method.close()
 
     out = tmp_path / "run"
@@ -77,3 +83,68 @@ def test_the_method_shapes_ppo_with_the_kept_code_from_a_replayed_recording(tmp_
     assert first["sandbox/calls"] >= 32 and first["sandbox/failures"] == 0
     assert [r["frames"] for r in records if r["kind"] == "train"] == [32, 64]
     assert 0.0 <= records[-1]["success_rate"] <= 1.0
+
+
+def _smoke(tmp_path, shaping: str) -> Path:
+    """The smoke config with ``shaping`` set."""
+    config = yaml.safe_load(SMOKE.read_text())
+    path = tmp_path / f"smoke-{shaping}.yaml"
+    path.write_text(yaml.safe_dump({**config, "shaping": shaping}))
+    return path
+
+
+def _record(tmp_path, config_path: Path, answers: list[str]) -> Path:
+    """Records ``answers`` for exactly the requests a run of ``config_path`` makes while labelling."""
+    calls = tmp_path / "calls.jsonl"
+    folder = tmp_path / "record"
+    folder.mkdir()
+    backend = RecordingBackend(Scripted(answers), calls)
+    method = BKMethod(load_config(BKConfig, config_path), RunContext(folder, lambda: backend))
+    method.knowledge.label()
+    method.close()
+    return calls
+
+
+def test_bk_goal_runs_from_a_replayed_recording_and_resumes_with_its_goals(tmp_path):
+    config = _smoke(tmp_path, "goal")
+    calls = _record(tmp_path, config, ["- go to the red ball\n- find the red ball", "- face the red ball"])
+    out = tmp_path / "run"
+    run_method("bk", config, out, llm=LLMChoice(replay=str(calls)), progress=False)
+    goals = json.loads((out / "goals.json").read_text())
+    assert goals["go to the red ball"]["goals"] == ["go to the red ball", "find the red ball", "face the red ball"]
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    train = [r for r in records if r["kind"] == "train"]
+    assert train[0]["goal/missions"] == 1 and train[0]["goal/goals_per_mission"] == 3
+    assert train[-1]["goal/phi_calls"] >= 64 and 0 <= train[-1]["goal/matched_per_call"] <= 3
+    assert "## Background knowledge (goal)" in (out / "report.md").read_text()
+
+    method = BKMethod(load_config(BKConfig, config), RunContext(out, lambda: pytest.fail("no LLM on restore")))
+    method.restore(RunDir(out).load_checkpoint())
+    assert method.knowledge.goals_for("go to the red ball") == goals["go to the red ball"]["goals"]
+    method.close()
+
+
+def test_bk_pref_trains_a_scorer_from_a_replayed_recording_and_keeps_it_in_checkpoints(tmp_path):
+    config = _smoke(tmp_path, "pref")
+    answers = ["[Thoughts] A sees more.\n[Rank]\nA > B", "[Rank] B > A", "I cannot tell", "[Rank] A = B"] + [
+        "[Rank] B > A"
+    ] * 2
+    calls = _record(tmp_path, config, answers)
+    out = tmp_path / "run"
+    run_method("bk", config, out, llm=LLMChoice(replay=str(calls)), progress=False)
+    labelled = [json.loads(line) for line in (out / "preferences.jsonl").read_text().splitlines()]
+    assert [row["label"] for row in labelled] == [0.0, 1.0, None, 0.5, 1.0, 1.0]
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    first = records[0]
+    assert first["pref_trained"] == 1.0 and first["pref/unparsed"] == 1 and first["pref/decisive"] == 4
+    assert first["pref/agreement_pairs"] <= 4 and first["pref/phi_calls"] >= 32
+    assert "pref/label_agreement" in (out / "report.md").read_text()
+
+    checkpoint = RunDir(out).load_checkpoint()
+    assert any(key.startswith("knowledge.encoder.") for key in checkpoint.tensors)
+    method = BKMethod(load_config(BKConfig, config), RunContext(out, lambda: pytest.fail("no LLM on restore")))
+    method.restore(checkpoint)
+    trained = {k[len("knowledge.") :]: v for k, v in checkpoint.tensors.items() if k.startswith("knowledge.")}
+    for key, value in method.knowledge.scorer.state_dict().items():
+        assert torch.equal(value, trained[key])
+    method.close()

@@ -8,11 +8,19 @@ original's structure in our words (its files carry no license; ``prompt_source="
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import torch
+
+from textagents.bench.store import write_text_atomic
 from textagents.llm.base import LLMBackend
+from textagents.methods.bk.config import BKConfig
+from textagents.methods.bk.environments import ENVIRONMENTS
+from textagents.methods.bk.knowledge import Knowledge
+from textagents.methods.bk.samples import random_steps
 from textagents.methods.bk.sandbox import ALLOWED_IMPORTS, SandboxedPotential, UnsafeCodeError, check_code
 from textagents.methods.core.original_prompts import original_text
 
@@ -25,21 +33,6 @@ SYSTEM_TASK = (
     "are not told the agent's task, so keep the function general across the environment's tasks. Write it "
     "in Python; helper functions and intermediate variables are welcome."
 )
-#: What the agent sees, per env family (ours: the original described minigrid's numeric grid).
-ENVIRONMENTS = {
-    "babyai_text": (
-        "The environment is BabyAI, a grid world seen from the agent's point of view. Each observation is "
-        "text: one line per thing the agent sees, such as 'You see a red ball 2 steps forward' or 'You see a "
-        "wall 1 step left', and lines such as 'You carry a blue key'. The agent turns left or right, goes "
-        "forward, picks up, drops and toggles (opens doors). Missions ask it to go to, pick up, put next to "
-        "or open objects (balls, boxes, keys, doors) of six colours."
-    ),
-    "crafter_text": (
-        "The environment is Crafter, a 2D survival game. Each observation is text: what the player sees and "
-        "targets, its inventory and its status (hungry, thirsty, sleepy). The player collects wood, stone, "
-        "coal, iron and diamonds, makes tools at a table, drinks water, eats, sleeps and fights zombies."
-    ),
-}
 INITIAL = (
     "Write this reward function as one Markdown Python code block, with exactly this signature:\n\n"
     "```python\ndef potential(observation: str) -> float:\n"
@@ -143,3 +136,47 @@ def write_potential(
         )
         messages.append({"role": "user", "content": texts["improve"].format(examples=examples)})
     return result
+
+
+class CodeKnowledge(Knowledge):
+    """BK-Code: the code ``write_potential`` kept (``potential.py`` in the run), run in the sandbox as Φ;
+    the sandbox's calls, failures, timeouts and cost per call are its metrics (``sandbox/...``)."""
+
+    def __init__(self, config: BKConfig, run_dir: Path, llm: Callable[[], LLMBackend]):
+        super().__init__(config, run_dir, llm)
+        self.code: str | None = None
+        self._potential: SandboxedPotential | None = None
+
+    def label(self) -> dict[str, float]:
+        config = self.config
+        samples = [step.observation for step in random_steps(config.env_id, config.code_samples, config.seed)]
+        labelling = write_potential(
+            self.llm(), "babyai_text", samples, rounds=config.code_rounds, prompt_source=config.prompt_source
+        )
+        self.code = labelling.code
+        if self.code is not None:
+            write_text_atomic(self.run_dir / "potential.py", self.code)
+        return {
+            "code_rounds_without_error": sum(r["error"] is None for r in labelling.rounds),
+            "code_kept": float(self.code is not None),
+        }
+
+    def state(self) -> dict[str, Any]:
+        return {"code": self.code}
+
+    def restore(self, state: dict[str, Any], tensors: dict[str, torch.Tensor]) -> None:
+        self.code = state["code"]
+
+    def potential(self) -> SandboxedPotential | None:
+        if self._potential is None and self.code is not None:
+            self._potential = SandboxedPotential(self.code)
+        return self._potential
+
+    def metrics(self) -> dict[str, float]:
+        if self._potential is None:
+            return {}
+        return {f"sandbox/{key}": value for key, value in self._potential.stats.as_dict().items()}
+
+    def close(self) -> None:
+        if self._potential is not None:
+            self._potential.close()

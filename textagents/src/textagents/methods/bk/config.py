@@ -7,24 +7,47 @@ from dataclasses import dataclass
 from textagents.methods.core.config import MethodConfig
 from textagents.methods.core.original_prompts import PROMPT_SOURCES
 
-SHAPINGS = ("none", "code")
+SHAPINGS = ("none", "code", "goal", "pref")
+#: BK-Goal's similarity threshold for all-MiniLM-L6-v2 (the paper's 0.85 was for bert-small):
+#: ``benchmarks/methods/bk/calibrate_goal_threshold.py`` on real BabyAI-Text captions.
+GOAL_THRESHOLD = 0.6
 
 
 @dataclass(frozen=True)
 class BKConfig(MethodConfig):
     """PPO (Stable-Baselines3, the paper's lr 3e-4, clip 0.1, ``envs`` x ``steps_per_env`` per update) on
-    ``env_id`` seen through minigrid's grid encoding and the goal, its reward shaped by a potential:
-    ``shaping`` ``none`` (PPO alone) or ``code`` (BK-Code: the run's LLM writes ``potential(observation)``
-    in ``code_rounds`` rounds of feedback on ``code_samples`` observations of a random policy; it runs in
-    the sandbox; ``prompt_source``: ours or the ``original``'s, downloaded). Shaping: ``gamma``,
-    ``reward_scale``, ``terminal`` (``original`` or ``masked``). Each iteration trains on
+    ``env_id`` seen through minigrid's grid encoding and the goal, its reward shaped by a potential from the
+    run's LLM (``prompt_source``: ours or the ``original``'s, downloaded), by ``shaping``:
+
+    - ``none``: PPO alone.
+    - ``code`` (BK-Code): the LLM writes ``potential(observation)`` in ``code_rounds`` rounds of feedback on
+      ``code_samples`` observations of a random policy; it runs in the sandbox.
+    - ``goal`` (BK-Goal): the LLM proposes goals for each mission in ``goal_rounds`` rounds, each shown
+      ``goal_samples`` observations of a random policy; Φ = the number of goals a sentence of the caption
+      matches (all-MiniLM-L6-v2 cosine similarity >= ``goal_threshold``).
+    - ``pref`` (BK-Pref): the LLM labels ``pref_pairs`` pairs of (action, observation) snippets of a random
+      policy; a transformer (``pref_layers`` layers of width ``pref_width``, snippets cut at
+      ``pref_max_tokens`` words) is trained on them for ``pref_epochs`` epochs (Adam, ``pref_learning_rate``)
+      with a Bradley-Terry loss and the original's label smoothing ``pref_smoothing``; its score is Φ.
+
+    Shaping: ``gamma``, ``reward_scale``, ``terminal`` (``original`` or ``masked``). Each iteration trains on
     ``frames_per_iteration`` frames; evaluation: ``eval_episodes``, success = return > 0."""
 
     env_id: str = "BabyAI-Text-GoToLocal-RedBall-S20-v0"
     shaping: str = "code"
+    prompt_source: str = "ours"
     code_rounds: int = 3
     code_samples: int = 5
-    prompt_source: str = "ours"
+    goal_rounds: int = 3
+    goal_samples: int = 5
+    goal_threshold: float = GOAL_THRESHOLD
+    pref_pairs: int = 200
+    pref_epochs: int = 20
+    pref_layers: int = 2
+    pref_width: int = 32
+    pref_max_tokens: int = 64
+    pref_learning_rate: float = 1e-3
+    pref_smoothing: float = 0.3
     terminal: str = "original"
     reward_scale: float = 10.0
     gamma: float = 0.99
@@ -43,9 +66,24 @@ class BKConfig(MethodConfig):
             raise ValueError(f"prompt_source must be one of {list(PROMPT_SOURCES)}, got {self.prompt_source!r}")
         if self.shaping not in SHAPINGS:
             raise ValueError(f"shaping must be one of {list(SHAPINGS)}, got {self.shaping!r}")
+        if not 0 < self.goal_threshold <= 1:
+            raise ValueError(f"goal_threshold must be in (0, 1], got {self.goal_threshold}")
+        if not 0 <= self.pref_smoothing < 1:
+            raise ValueError(f"pref_smoothing must be in [0, 1), got {self.pref_smoothing}")
+        if self.pref_learning_rate <= 0:
+            raise ValueError(f"pref_learning_rate must be > 0, got {self.pref_learning_rate}")
+        if self.pref_width % 4:
+            raise ValueError(f"pref_width must be a multiple of 4 (4 attention heads), got {self.pref_width}")
         self.require_positive(
             "code_rounds",
             "code_samples",
+            "goal_rounds",
+            "goal_samples",
+            "pref_pairs",
+            "pref_epochs",
+            "pref_layers",
+            "pref_width",
+            "pref_max_tokens",
             "envs",
             "steps_per_env",
             "ppo_epochs",

@@ -1,11 +1,13 @@
-"""``bk``: PPO with reward shaping from an LLM's background knowledge (BK-Code so far), on BabyAI-Text.
+"""``bk``: PPO with reward shaping from an LLM's background knowledge, on BabyAI-Text: BK-Code, BK-Goal or
+BK-Pref (``shaping``; ``none``: PPO alone), each a ``Knowledge`` wired the same way.
 
-Iteration 1 first labels: a random policy's observations are the samples the LLM's potential function is
-tried on (``code_potential.write_potential``); the kept code is saved in the run (``potential.py``) and
-runs in the sandbox for the whole training. Then every iteration trains SB3's PPO on
-``frames_per_iteration`` frames of the shaped env; evaluation plays ``eval_episodes`` unshaped episodes.
-Logged: success, return, the sandbox's calls, failures and cost per call. A checkpoint holds the policy's
-weights and the code; the envs' current episodes are not kept (a resumed run starts new ones).
+Iteration 1 first labels (``Knowledge.label``: the LLM is shown a random policy's steps; what it gave is
+saved in the run: ``potential.py``, ``goals.json`` or ``preferences.jsonl``). Then every iteration trains
+SB3's PPO on ``frames_per_iteration`` frames of the env shaped by the knowledge's potential; evaluation
+plays ``eval_episodes`` unshaped episodes. Logged: success, return, the labelling's metrics and the
+potential's counts (the sandbox's calls, failures and cost per call; goals matched; snippets scored). A
+checkpoint holds the policy's weights and the knowledge (code, goals, the scorer's weights); the envs'
+current episodes are not kept (a resumed run starts new ones).
 """
 
 from __future__ import annotations
@@ -16,57 +18,35 @@ import gymnasium as gym
 import numpy as np
 
 import textenvs  # noqa: F401  (registers the ids)
-from textagents.methods.bk.code_potential import write_potential
+from textagents.methods.bk.code_potential import CodeKnowledge
 from textagents.methods.bk.config import BKConfig
-from textagents.methods.bk.sandbox import SandboxedPotential
-from textagents.methods.bk.shaping import PotentialShaping
+from textagents.methods.bk.goal_potential import GoalKnowledge
+from textagents.methods.bk.knowledge import Knowledge
+from textagents.methods.bk.pref_potential import PrefKnowledge
+from textagents.methods.bk.shaping import Potential, PotentialShaping
 from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.run_dir import Checkpoint
 from textagents.sb3.wrappers import SymbolicObservation
 
 EVAL_SEED_OFFSET = 1_000_000
+KNOWLEDGE: dict[str, type[Knowledge]] = {"code": CodeKnowledge, "goal": GoalKnowledge, "pref": PrefKnowledge}
 
 
 class BKMethod(Method):
     name = "bk"
-    summary = "background-knowledge shaping: PPO with a potential written by an LLM (BK-Code), sandboxed"
+    summary = "background-knowledge shaping: PPO with a potential from an LLM (BK-Code sandboxed, BK-Goal, BK-Pref)"
     config_class = BKConfig
     comparison_x = "training frames"
 
     def __init__(self, config: BKConfig, context: RunContext):
         super().__init__(config, context)
-        self.code: str | None = None
-        self.potential: SandboxedPotential | None = None
+        knowledge = KNOWLEDGE.get(config.shaping)
+        self.knowledge = knowledge(config, context.run_dir, context.llm) if knowledge is not None else None
+        self.potential: Potential | None = None
         self.model: Any = None
         self.frames = 0
 
     # ------------------------------------------------------------------ pieces
-    def _samples(self) -> list[str]:
-        env = gym.make(self.config.env_id, action_mode="discrete")
-        rng = np.random.default_rng(self.config.seed)
-        obs, _ = env.reset(seed=self.config.seed)
-        samples = []
-        while len(samples) < self.config.code_samples:
-            obs, _, terminated, truncated, _ = env.step(int(rng.integers(env.action_space.n)))
-            if rng.random() < 0.2:
-                samples.append(str(obs["text"]))
-            if terminated or truncated:
-                obs, _ = env.reset(seed=int(rng.integers(1 << 30)))
-        env.close()
-        return samples
-
-    def _label(self) -> dict[str, Any]:
-        if self.config.shaping == "none":
-            return {}
-        labelling = write_potential(self.context.llm(), "babyai_text", self._samples(), rounds=self.config.code_rounds)
-        self.code = labelling.code
-        if self.code is not None:
-            (self.context.run_dir / "potential.py").write_text(self.code)
-        return {
-            "code_rounds_without_error": sum(r["error"] is None for r in labelling.rounds),
-            "code_kept": float(self.code is not None),
-        }
-
     def _shaped_env(self) -> gym.Env:
         env = gym.make(self.config.env_id, action_mode="discrete")
         if self.potential is not None:
@@ -85,8 +65,8 @@ class BKMethod(Method):
         from stable_baselines3 import PPO
         from stable_baselines3.common.vec_env import DummyVecEnv
 
-        if self.code is not None:
-            self.potential = SandboxedPotential(self.code)
+        if self.knowledge is not None:
+            self.potential = self.knowledge.potential()
         vec_env = DummyVecEnv([self._shaped_env for _ in range(self.config.envs)])
         vec_env.seed(self.config.seed)
         self.model = PPO(
@@ -104,7 +84,7 @@ class BKMethod(Method):
 
     # ------------------------------------------------------------------ iterations
     def train_iteration(self, iteration: int) -> dict[str, Any]:
-        labelled = self._label() if iteration == 1 else {}
+        labelled = self.knowledge.label() if iteration == 1 and self.knowledge is not None else {}
         if self.model is None:
             self._build()
         self.model.learn(total_timesteps=self.config.frames_per_iteration, reset_num_timesteps=False)
@@ -115,8 +95,8 @@ class BKMethod(Method):
             "frames": self.frames,
             "shaped_return": float(np.mean([e["r"] for e in recent])) if recent else float("nan"),
         }
-        if self.potential is not None:
-            metrics.update({f"sandbox/{k}": v for k, v in self.potential.stats.as_dict().items()})
+        if self.knowledge is not None:
+            metrics.update(self.knowledge.metrics())
         return metrics
 
     def evaluate(self) -> dict[str, Any]:
@@ -141,13 +121,32 @@ class BKMethod(Method):
     # ------------------------------------------------------------------ checkpoints
     def checkpoint(self, iteration: int) -> Checkpoint:
         tensors = {f"policy.{k}": v.detach().clone() for k, v in self.model.policy.state_dict().items()}
-        return Checkpoint(iteration, {"frames": self.frames, "code": self.code}, tensors)
+        state: dict[str, Any] = {"frames": self.frames}
+        if self.knowledge is not None:
+            state["knowledge"] = self.knowledge.state()
+            tensors.update({f"knowledge.{k}": v for k, v in self.knowledge.tensors().items()})
+        return Checkpoint(iteration, state, tensors)
 
     def restore(self, checkpoint: Checkpoint) -> None:
-        self.code = checkpoint.state["code"]
+        def part(prefix: str) -> dict[str, Any]:
+            return {k[len(prefix) :]: v for k, v in checkpoint.tensors.items() if k.startswith(prefix)}
+
+        if self.knowledge is not None:
+            self.knowledge.restore(checkpoint.state["knowledge"], part("knowledge."))
         self._build()
-        self.model.policy.load_state_dict({k[len("policy.") :]: v for k, v in checkpoint.tensors.items()})
+        self.model.policy.load_state_dict(part("policy."))
         self.frames = self.model.num_timesteps = int(checkpoint.state["frames"])
+
+    def report_sections(self, metrics: list[dict[str, Any]]) -> list[str]:
+        """Iteration 1's record: what the labelling gave (for BK-Pref the labels' agreement with the env's
+        progress signal) and the potential's first counts; the last counts are in the report's metrics."""
+        train = [r for r in metrics if r.get("kind") == "train"]
+        if self.knowledge is None or not train:
+            return []
+        skip = ("kind", "iteration", "time", "frames", "shaped_return")
+        rows = [f"| {k} | {v:.4g} |" for k, v in train[0].items() if k not in skip and isinstance(v, int | float)]
+        title = f"## Background knowledge ({self.config.shaping}): labelling, iteration 1"
+        return ["\n".join([title, "", "| metric | value |", "|---|---:|", *rows])]
 
     @staticmethod
     def comparison_curves(metrics: list[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
@@ -157,5 +156,5 @@ class BKMethod(Method):
     def close(self) -> None:
         if self.model is not None:
             self.model.get_env().close()
-        if self.potential is not None:
-            self.potential.close()
+        if self.knowledge is not None:
+            self.knowledge.close()

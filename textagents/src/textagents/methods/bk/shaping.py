@@ -6,6 +6,8 @@ agent: r' = scale·r + γΦ(s') − Φ(s), with Φ divided by a running standard
 original's form pays γΦ(s_T) at the end, so an agent can prefer ending in a high-potential state to
 finishing the task. Truncation (a time limit) is not termination: both forms keep Φ(s') there.
 
+The potential is called with the observation and the env's ``info``, plus ``info["action"]``: the action
+that led to the observation (absent after a reset), for potentials over (action, observation) snippets.
 ``info`` gains ``potential`` (Φ(s') normalised), ``shaping`` (γΦ(s') − Φ(s)) and ``env_reward``.
 """
 
@@ -76,7 +78,7 @@ class PotentialShaping(gym.Wrapper):
 
     def step(self, action: Any):
         obs, reward, terminated, truncated, info = self.env.step(action)
-        phi = self._phi(obs, info)
+        phi = self._phi(obs, {**info, "action": action})
         following = 0.0 if terminated and self.terminal == "masked" else phi
         shaping = self.gamma * following - self.last
         self.last = phi

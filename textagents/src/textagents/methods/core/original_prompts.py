@@ -21,10 +21,50 @@ from textenvs.data.settings import cache_dir, env_data_dir, offline
 ELLM = Source("yuqingd/ellm", "e068cf464d3808aa7ba97f4dcf9667b1721c9b43")
 BACKGROUND_KNOWLEDGE = Source("mansicer/background-knowledge-rl", "5f62882288fa2945a82e7b73354d5b1958df6913")
 _UNLICENSED = "none (not redistributable: downloaded by the user)"
-_BK_CODING = (  # prompts/coding/ of background-knowledge-rl: name, bytes, sha256
-    ("system_task_description.txt", 786, "ecd9f6ea557e848e8a6705039327ad342be24c4d429c2012de08741fb44ccaf6"),
-    ("user_error_feedback.txt", 149, "94dad2a430bdd6adb75be12409cb96c29457c2f26f20d024e8d07fb501a88e42"),
-    ("user_improve.txt", 387, "c90598c7ce8cb28e85b4c1a03691757b92036601de34c10b967224734bd630f8"),
+#: background-knowledge-rl's prompt files: our name under ``prompts/bk/``, the upstream path, bytes, sha256.
+_BK_FILES = (
+    (
+        "system_task_description.txt",
+        "prompts/coding/system_task_description.txt",
+        786,
+        "ecd9f6ea557e848e8a6705039327ad342be24c4d429c2012de08741fb44ccaf6",
+    ),
+    (
+        "user_error_feedback.txt",
+        "prompts/coding/user_error_feedback.txt",
+        149,
+        "94dad2a430bdd6adb75be12409cb96c29457c2f26f20d024e8d07fb501a88e42",
+    ),
+    (
+        "user_improve.txt",
+        "prompts/coding/user_improve.txt",
+        387,
+        "c90598c7ce8cb28e85b4c1a03691757b92036601de34c10b967224734bd630f8",
+    ),
+    (
+        "goal_suggestion/system.txt",
+        "prompts/goal_suggestion/system.txt",
+        1117,
+        "c89de49547de0b0f3bf8edb515c19207a1fcab5d46ecdb0380ccd67bd8f726f2",
+    ),
+    (
+        "goal_suggestion/user.txt",
+        "prompts/goal_suggestion/user.txt",
+        202,
+        "2d77451d4c66bcc9c2da303035aba1b9df27f6ffb533ac86f9d15ad0a9fe9e0e",
+    ),
+    (
+        "preference_labeling/system.txt",
+        "prompts/preference_labeling/system.txt",
+        1127,
+        "ce13416411b7a29e68810c4fc3eb799a2031345a5f25529f4be36a6ad02c5954",
+    ),
+    (
+        "preference_labeling/user.txt",
+        "prompts/preference_labeling/user.txt",
+        95,
+        "d66045d78ee81f91573ccdc861a8fc6f45d6676d76843dee2f2699d78999798f",
+    ),
 )
 
 PROMPT_ASSETS: dict[str, Asset] = {
@@ -39,16 +79,8 @@ PROMPT_ASSETS: dict[str, Asset] = {
             _UNLICENSED,
         ),
         *(
-            Asset(f"prompts/bk/{name}", BACKGROUND_KNOWLEDGE, f"prompts/coding/{name}", size, digest, _UNLICENSED)
-            for name, size, digest in (
-                (
-                    "system_task_description.txt",
-                    786,
-                    "ecd9f6ea557e848e8a6705039327ad342be24c4d429c2012de08741fb44ccaf6",
-                ),
-                ("user_error_feedback.txt", 149, "94dad2a430bdd6adb75be12409cb96c29457c2f26f20d024e8d07fb501a88e42"),
-                ("user_improve.txt", 387, "c90598c7ce8cb28e85b4c1a03691757b92036601de34c10b967224734bd630f8"),
-            )
+            Asset(f"prompts/bk/{name}", BACKGROUND_KNOWLEDGE, upstream, size, digest, _UNLICENSED)
+            for name, upstream, size, digest in _BK_FILES
         ),
     )
 }

@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 
 from textagents.bench.store import write_text_atomic
 
@@ -47,6 +48,30 @@ def plot_curves(records: list[dict[str, Any]], path: Path, title: str) -> Path |
     for ax in list(axes.flat)[len(keys) :]:
         ax.axis("off")
     figure.suptitle(title, fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def plot_similarity_histogram(
+    groups: dict[str, list[float]],
+    threshold: float,
+    path: Path,
+    xlabel: str = "cosine similarity",
+    density: bool = False,
+) -> Path:
+    """Histograms of similarity ``groups`` (label -> values, in [0, 1]; ``density``: each scaled to area 1,
+    for groups of very different sizes) and the ``threshold`` chosen between them: how a sentence-embedding
+    threshold was calibrated (ELLM's, BK-Goal's)."""
+    figure, ax = plt.subplots(figsize=(6, 3.5))
+    bins = np.linspace(0, 1, 41)
+    for label, values in groups.items():
+        ax.hist(values, bins=bins, alpha=0.6, density=density, label=f"{label} ({len(values)} pairs)")
+    ax.axvline(threshold, color="black", linestyle="--", label=f"threshold {threshold}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("density" if density else "pairs")
+    ax.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)

@@ -1,0 +1,125 @@
+"""BK-Goal: the goal parser on hand-written answers, the labelling conversation with a scripted LLM, Φ on
+hand-built captions (with all-MiniLM-L6-v2 at the calibrated threshold) and the per-mission cache."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from textagents.llm import TokenUsage
+from textagents.methods.bk.config import GOAL_THRESHOLD, BKConfig
+from textagents.methods.bk.environments import ENVIRONMENTS
+from textagents.methods.bk.goal_potential import GoalKnowledge, GoalPotential
+from textagents.methods.bk.goal_prompt import SYSTEM, USER, describe_steps, parse_goals, propose_goals
+from textagents.methods.bk.samples import Step
+
+ANSWER = """Here are the refined goals:
+
+- Go to the **red ball**.
+* find the red ball
+1. Explore the room
+2) go to the red ball
+- ...
+- Avoid walls; they block you.
+The list above is short, as you asked.
+"""
+
+
+class Scripted:
+    model_name = "scripted"
+
+    def __init__(self, answers):
+        self.answers, self.asked, self.usage = list(answers), [], TokenUsage()
+
+    def chat(self, messages, **sampling):
+        self.asked.append([dict(m) for m in messages])
+        return self.answers.pop(0)
+
+
+def test_list_items_are_goals_and_everything_else_is_ignored():
+    assert parse_goals(ANSWER).goals == (
+        "go to the red ball",
+        "find the red ball",
+        "explore the room",
+        "avoid walls; they block you",
+    )
+    assert parse_goals("I think the agent should go to the red ball.").goals == ()
+    assert parse_goals("- " + "x" * 200 + "\n- 42\n- turn left").goals == ("turn left",)
+    assert len(parse_goals("\n".join(f"- goal {i}" for i in range(50))).goals) == 20
+
+
+STEPS = [
+    Step("go to the red ball", None, "You see a wall 2 steps forward", 0.0, 9),
+    Step("go to the red ball", "turn left", "You see a red ball 3 steps forward", 0.0, 4),
+    Step("go to the red ball", "go forward", "You see a red ball 2 steps forward", 0.0, 3),
+]
+
+
+def test_each_round_shows_new_observations_and_keeps_the_conversation():
+    backend = Scripted(
+        ["- go to the red ball\n- find the red ball", "no list at all", "- Face the red ball\n- find the red ball"]
+    )
+    proposal = propose_goals(backend, "babyai_text", "go to the red ball", STEPS, rounds=3, per_round=1)
+    assert proposal.goals == ["go to the red ball", "find the red ball", "face the red ball"]
+    assert proposal.unparsed == 1 and len(proposal.answers) == 3
+    first, last = backend.asked[0], backend.asked[2]
+    assert first[:2] == [
+        {"role": "system", "content": SYSTEM},
+        {"role": "system", "content": ENVIRONMENTS["babyai_text"]},
+    ]
+    assert first[2]["content"] == USER.format(observations=describe_steps("go to the red ball", STEPS[:1]))
+    assert "The agent's mission: go to the red ball." in first[2]["content"]
+    assert 'Observation 1, after the action "go forward":\nYou see a red ball 2 steps forward' in last[-1]["content"]
+    assert [m["role"] for m in last] == ["system", "system", "user", "assistant", "user", "assistant", "user"]
+
+
+@pytest.fixture(scope="module")
+def embed():
+    from textagents.sb3.features import SentenceEmbedder
+
+    return SentenceEmbedder()
+
+
+def test_phi_counts_the_goals_one_sentence_of_the_caption_matches(embed):
+    goals = {"go to the red ball": ["go to the red ball", "pick up the blue key", "open the yellow door"]}
+    potential = GoalPotential(goals.__getitem__, embed, GOAL_THRESHOLD)
+    two = {"mission": "go to the red ball", "text": "You see a red ball 2 steps forward\nYou carry a blue key"}
+    assert potential(two, {}) == 2.0
+    assert potential({"mission": "go to the red ball", "text": "You see a wall 3 steps left"}, {}) == 0.0
+    assert potential({"mission": "go to the red ball", "text": ""}, {}) == 0.0
+    assert potential.calls == 3 and potential.matches == 2
+    # the paper's 0.85 (for bert-small) would count neither
+    assert GoalPotential(goals.__getitem__, embed, 0.85)(two, {}) == 0.0
+
+
+def test_goal_embeddings_are_computed_once_per_goal_list():
+    asked: list[list[str]] = []
+
+    def embed(texts):
+        asked.append(list(texts))
+        return np.array([[1.0, 0.0] if "red" in t else [0.0, 1.0] for t in texts], dtype=np.float32)
+
+    potential = GoalPotential(lambda mission: ["reach red", "reach blue"], embed, 0.9)
+    obs = {"mission": "m", "text": "a red thing\na blue thing"}
+    assert potential(obs, {}) == 2.0 and potential(obs, {}) == 2.0
+    assert asked.count(["reach red", "reach blue"]) == 1
+
+
+def test_goals_are_asked_once_per_mission_kept_in_the_run_and_restored(tmp_path):
+    config = BKConfig(shaping="goal", goal_rounds=1, goal_samples=2)
+    backend = Scripted(["- go to the red ball", "- pick up the key"])
+    knowledge = GoalKnowledge(config, tmp_path, lambda: backend)
+    metrics = knowledge.label()
+    assert metrics["goal/missions"] == 1 and metrics["goal/goals_per_mission"] == 1.0
+    assert knowledge.goals_for("go to the red ball") == ["go to the red ball"]
+    assert knowledge.goals_for("pick up a key") == ["pick up the key"]  # a new mission: asked on first sight
+    assert knowledge.goals_for("pick up a key") == ["pick up the key"] and len(backend.asked) == 2
+    saved = json.loads((tmp_path / "goals.json").read_text())
+    assert saved["pick up a key"]["answers"] == ["- pick up the key"]
+
+    restored = GoalKnowledge(config, tmp_path, lambda: pytest.fail("a restored run asks no LLM"))
+    restored.restore(json.loads(json.dumps(knowledge.state())), {})
+    assert restored.goals_for("go to the red ball") == ["go to the red ball"]
+    assert restored.goals_for("pick up a key") == ["pick up the key"]
