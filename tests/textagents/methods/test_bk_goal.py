@@ -12,7 +12,14 @@ from textagents.llm import TokenUsage
 from textagents.methods.bk.config import GOAL_THRESHOLD, BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS
 from textagents.methods.bk.goal_potential import GoalKnowledge, GoalPotential
-from textagents.methods.bk.goal_prompt import SYSTEM, USER, describe_steps, parse_goals, propose_goals
+from textagents.methods.bk.goal_prompt import (
+    HISTORY_ROUNDS,
+    SYSTEM,
+    USER,
+    describe_steps,
+    parse_goals,
+    propose_goals,
+)
 from textagents.methods.bk.samples import Step
 
 ANSWER = """Here are the refined goals:
@@ -123,3 +130,10 @@ def test_goals_are_asked_once_per_mission_kept_in_the_run_and_restored(tmp_path)
     restored.restore(json.loads(json.dumps(knowledge.state())), {})
     assert restored.goals_for("go to the red ball") == ["go to the red ball"]
     assert restored.goals_for("pick up a key") == ["pick up the key"]
+
+
+def test_the_conversation_keeps_only_the_last_rounds():
+    backend = Scripted([f"- goal {i}" for i in range(HISTORY_ROUNDS + 3)])
+    propose_goals(backend, "babyai_text", "go to the red ball", STEPS, rounds=HISTORY_ROUNDS + 3, per_round=1)
+    assert [len(asked) for asked in backend.asked][-2:] == [2 + 2 * HISTORY_ROUNDS + 1] * 2
+    assert backend.asked[-1][3] == {"role": "assistant", "content": "- goal 2"}

@@ -36,6 +36,9 @@ USER = (
     "Write the goals as an unordered list, like:\n- ...\n- ...\n"
 )
 _ORIGINAL_FILES = {"system": "prompts/bk/goal_suggestion/system.txt", "user": "prompts/bk/goal_suggestion/user.txt"}
+#: The conversation keeps the last this many rounds (the original dropped the oldest rounds once it outgrew
+#: the model's token budget).
+HISTORY_ROUNDS = 4
 #: At most this many goals are taken from one answer, each at most ``MAX_GOAL_CHARS`` long.
 MAX_GOALS = 20
 MAX_GOAL_CHARS = 120
@@ -109,18 +112,19 @@ def propose_goals(
     prompt_source: str = "ours",
 ) -> GoalProposal:
     """``rounds`` rounds of the conversation for ``mission``, round ``r`` shown ``steps[r * per_round:]``'s
-    next ``per_round`` observations (fewer when ``steps`` runs out)."""
+    next ``per_round`` observations (fewer when ``steps`` runs out), with the last ``HISTORY_ROUNDS``
+    rounds' messages before it."""
     if family not in ENVIRONMENTS:
         raise ValueError(f"no environment description for {family!r}; known: {sorted(ENVIRONMENTS)}")
     texts = prompts(prompt_source)
-    messages = [{"role": "system", "content": texts["system"]}, {"role": "system", "content": ENVIRONMENTS[family]}]
+    system = [{"role": "system", "content": texts["system"]}, {"role": "system", "content": ENVIRONMENTS[family]}]
+    history: list[dict[str, str]] = []
     proposal = GoalProposal(mission)
     for round_index in range(rounds):
         shown = steps[round_index * per_round : (round_index + 1) * per_round]
-        observations = describe_steps(mission, shown)
-        messages.append({"role": "user", "content": texts["user"].format(observations=observations)})
-        answer = backend.chat(messages, **SAMPLING)
-        messages.append({"role": "assistant", "content": answer})
+        question = {"role": "user", "content": texts["user"].format(observations=describe_steps(mission, shown))}
+        answer = backend.chat([*system, *history[-2 * HISTORY_ROUNDS :], question], **SAMPLING)
+        history += [question, {"role": "assistant", "content": answer}]
         proposal.answers.append(answer)
         parsed = parse_goals(answer).goals
         proposal.unparsed += not parsed
