@@ -20,11 +20,14 @@ from textagents.methods.lgqd.dt import (
     DTTrainer,
     Episode,
     collate,
+    description_tokens,
     dt_episodes,
     dt_loss,
     focal_loss,
     load_policy,
     save_policy,
+    scaled_bd,
+    scaled_observations,
     train_dt,
 )
 from textagents.testing import train_tokenizer
@@ -141,6 +144,26 @@ def test_padding_to_a_longer_episode_changes_no_prediction(tokenizer):
     alone, _ = dt(collate([short], tokenizer, dt_clusters(), TINY))
     together, _ = dt(collate([episode(TEXTS[0], 9, 1), short], tokenizer, dt_clusters(), TINY))
     torch.testing.assert_close(alone[0], together[1, :3], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("description", [TEXTS[0], ""])
+def test_a_rollout_step_by_step_predicts_as_the_whole_episode_does(tokenizer, description):
+    dt = model(TINY, tokenizer, seed=2)
+    steps = episode(description, 6, 0)
+    whole_logits, whole_offsets = dt(collate([steps], tokenizer, dt_clusters(), TINY))
+    tokens = description_tokens(tokenizer, description, TINY)
+    text = torch.tensor([tokens], dtype=torch.int64).reshape(1, len(tokens))
+    bd = torch.from_numpy(scaled_bd(steps.bd[None], TINY))
+    observations = torch.from_numpy(scaled_observations(steps.observations, TINY))
+    actions = torch.from_numpy(steps.actions.astype(np.float32))
+    logits, offsets, cache = dt.start(text, bd, observations[None, 0])
+    rollout = [(logits, offsets)]
+    for t in range(1, 6):
+        logits, offsets, cache = dt.advance(cache, actions[None, t - 1], bd, observations[None, t], t)
+        rollout.append((logits, offsets))
+    assert cache[0][0].shape[2] == len(tokens) + 3 * 6 - 1  # every token but the last action's
+    torch.testing.assert_close(torch.stack([r[0] for r in rollout], 1), whole_logits, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(torch.stack([r[1] for r in rollout], 1), whole_offsets, rtol=1e-4, atol=1e-5)
 
 
 def test_focal_and_offset_losses_match_a_hand_computation(tokenizer):

@@ -1,7 +1,8 @@
 """A trained decision transformer driving the fastsim robot from a description and a target behaviour
 descriptor, as the original deploys it: several trials (5 in the paper), each step's clusters sampled
 from the model (or its argmax), and the trial that ends nearest the target kept, with the spread of the
-trials' errors. The trials run together in fastsim's batched env, one model call a step."""
+trials' errors. The trials run together in fastsim's batched env, one model call a step that feeds it
+only the step's new tokens (the earlier ones' keys and values are kept)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ import numpy as np
 import torch
 
 import textenvs
-from textagents.methods.lgqd.action_clusters import ActionClusters
-from textagents.methods.lgqd.dt import DecisionTransformer, Episode, TextTokenizer, collate
+from textagents.methods.lgqd.dt import (
+    DecisionTransformer,
+    TextTokenizer,
+    description_tokens,
+    scaled_bd,
+    scaled_observations,
+)
 
 STRATEGIES = ("sample", "argmax")
 
@@ -86,25 +92,27 @@ def deploy(
     if horizon > model.settings.max_steps:
         raise ValueError(f"horizon {horizon} exceeds the model's max_steps {model.settings.max_steps}")
     model.eval()
-    device = model.centers.device
-    clusters = ActionClusters(model.centers.double().cpu().numpy())
+    settings, device = model.settings, model.centers.device
     generator = torch.Generator().manual_seed(seed)
     target = np.asarray(target_bd, np.float64)
+    tokens = description_tokens(tokenizer, description, settings)
+    text = torch.tensor([tokens] * trials, dtype=torch.int64, device=device).reshape(trials, len(tokens))
+    bd = torch.from_numpy(scaled_bd(np.tile(target, (trials, 1)), settings)).to(device)
+    dims = torch.arange(model.dims, device=device)
+    actions = np.zeros((trials, horizon, model.dims))
+    positions = np.zeros((trials, horizon, 2))
     env = textenvs.make_vec(env_id, trials, max_steps=horizon, data_dir=data_dir)
     try:
         obs, info = env.reset(seed=seed)
-        observations = np.zeros((trials, horizon, len(model.settings.obs_scale)))
-        actions = np.zeros((trials, horizon, model.dims))
-        positions = np.zeros((trials, horizon, 2))
-        dims = torch.arange(model.dims, device=device)
         for t in range(horizon):
-            observations[:, t] = obs["sensors"]
-            episodes = [
-                Episode(description, target, observations[r, : t + 1], actions[r, : t + 1]) for r in range(trials)
-            ]
-            logits, offsets = model(collate(episodes, tokenizer, clusters, model.settings).to(device))
-            ids = choose_clusters(logits[:, t], strategy, generator)
-            chosen = model.centers[dims, ids] + offsets[:, t].gather(-1, ids[..., None]).squeeze(-1)
+            observation = torch.from_numpy(scaled_observations(obs["sensors"], settings)).to(device)
+            if t == 0:
+                logits, offsets, cache = model.start(text, bd, observation)
+            else:
+                previous = torch.from_numpy(actions[:, t - 1].astype(np.float32)).to(device)
+                logits, offsets, cache = model.advance(cache, previous, bd, observation, t)
+            ids = choose_clusters(logits, strategy, generator)
+            chosen = model.centers[dims, ids] + offsets.gather(-1, ids[..., None]).squeeze(-1)
             actions[:, t] = chosen.cpu().numpy()
             obs, _, _, _, info = env.step(actions[:, t] * action_scale)
             positions[:, t] = info["robot_pos"][:, :2]

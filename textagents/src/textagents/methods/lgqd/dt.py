@@ -175,12 +175,27 @@ class Batch:
         return Batch(*(getattr(self, f.name).to(device) for f in fields(self)))
 
 
+def description_tokens(tokenizer: TextTokenizer, description: str, settings: DTSettings) -> list[int]:
+    """The description's token ids, cut at ``max_text_tokens``."""
+    return list(tokenizer.encode(description))[: settings.max_text_tokens]
+
+
+def scaled_bd(bd: np.ndarray, settings: DTSettings) -> np.ndarray:
+    """Descriptors [..., 2] (real units) as the model reads them: float32, divided by ``bd_scale``."""
+    return (np.asarray(bd, np.float64) / settings.bd_scale).astype(np.float32)
+
+
+def scaled_observations(observations: np.ndarray, settings: DTSettings) -> np.ndarray:
+    """Observations [..., 5] as the model reads them: float32, each entry divided by its ``obs_scale``."""
+    return (np.asarray(observations, np.float64) / settings.obs_scale).astype(np.float32)
+
+
 def collate(
     episodes: Sequence[Episode], tokenizer: TextTokenizer, clusters: ActionClusters, settings: DTSettings
 ) -> Batch:
     """A batch of ``episodes``: descriptions cut at ``max_text_tokens`` tokens (an empty one is a single
     masked position), both the text and the steps padded with zeros and masked."""
-    tokens = [list(tokenizer.encode(e.description))[: settings.max_text_tokens] for e in episodes]
+    tokens = [description_tokens(tokenizer, e.description, settings) for e in episodes]
     lengths = [len(e.observations) for e in episodes]
     steps, text_length = max(lengths), max(1, *map(len, tokens))
     if steps > settings.max_steps:
@@ -194,15 +209,14 @@ def collate(
     for row, (episode, ids) in enumerate(zip(episodes, tokens, strict=True)):
         text[row, : len(ids)], text_mask[row, : len(ids)] = ids, True
         length = lengths[row]
-        observations[row, :length] = np.asarray(episode.observations, np.float64) / settings.obs_scale
+        observations[row, :length] = scaled_observations(episode.observations, settings)
         actions[row, :length] = episode.actions
         step_mask[row, :length] = True
-    bd = np.stack([np.asarray(e.bd, np.float64) for e in episodes]) / settings.bd_scale
     cluster_ids, _ = clusters.encode(actions)
     return Batch(
         text=torch.from_numpy(text),
         text_mask=torch.from_numpy(text_mask),
-        bd=torch.from_numpy(bd.astype(np.float32)),
+        bd=torch.from_numpy(scaled_bd(np.stack([e.bd for e in episodes]), settings)),
         observations=torch.from_numpy(observations),
         actions=torch.from_numpy(actions),
         cluster_ids=torch.from_numpy(cluster_ids),
@@ -211,6 +225,10 @@ def collate(
 
 
 # ---------------------------------------------------------------------- model
+#: Per block, the keys and values of every token seen so far, each [B, heads, L, width / heads].
+Cache = list[tuple[torch.Tensor, torch.Tensor]]
+
+
 def mlp(inputs: int, hidden: int, outputs: int) -> nn.Sequential:
     """The original's three-layer MLP (GELU between layers), used for embeddings and heads."""
     return nn.Sequential(
@@ -218,9 +236,42 @@ def mlp(inputs: int, hidden: int, outputs: int) -> nn.Sequential:
     )
 
 
+class Block(nn.Module):
+    """nanoGPT's pre-norm block: self-attention then a 4x-wide MLP, each added back after dropout. Its
+    tokens attend to the ``past`` keys and values (a rollout's earlier tokens; None: none) and their own."""
+
+    def __init__(self, width: int, heads: int, dropout: float):
+        super().__init__()
+        self.heads, self.dropout = heads, dropout
+        self.attention_norm, self.mlp_norm = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.projection = nn.Linear(width, width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+        self.residual_drop = nn.Dropout(dropout)
+
+    def forward(
+        self, x: torch.Tensor, allowed: torch.Tensor, past: tuple[torch.Tensor, torch.Tensor] | None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """``x`` [B, n, width]; ``allowed`` bool[B, n, past + n]: the keys each token may attend to. Returns
+        the new tokens and the keys and values of past + new."""
+        count, n, width = x.shape
+        q, k, v = (
+            part.view(count, n, self.heads, -1).transpose(1, 2)
+            for part in self.qkv(self.attention_norm(x)).split(width, dim=-1)
+        )
+        if past is not None:
+            k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
+        attended = nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=allowed[:, None], dropout_p=self.dropout if self.training else 0.0
+        )
+        x = x + self.residual_drop(self.projection(attended.transpose(1, 2).reshape(count, n, width)))
+        return x + self.residual_drop(self.mlp(self.mlp_norm(x))), (k, v)
+
+
 class DecisionTransformer(nn.Module):
-    """The GPT: ``forward(batch)`` gives per step and action dimension the cluster logits
-    float[B, T, D, K] and every cluster's offset float[B, T, D, K]."""
+    """The GPT. ``forward(batch)`` gives, for every step of whole episodes, each action dimension's cluster
+    logits float[B, T, D, K] and every cluster's offset float[B, T, D, K]; ``start`` and ``advance`` give
+    the same for a rollout one step at a time, keeping the earlier tokens' keys and values."""
 
     def __init__(self, settings: DTSettings, vocab_size: int, clusters: ActionClusters):
         super().__init__()
@@ -235,48 +286,99 @@ class DecisionTransformer(nn.Module):
         self.obs_embedding = mlp(len(settings.obs_scale), 2 * width, width)
         self.act_embedding = mlp(dims, 2 * width, width)
         self.drop = nn.Dropout(settings.dropout)
-        block = nn.TransformerEncoderLayer(
-            width, settings.heads, 4 * width, settings.dropout, activation="gelu", batch_first=True, norm_first=True
-        )
-        self.blocks = nn.TransformerEncoder(
-            block, settings.layers, norm=nn.LayerNorm(width), enable_nested_tensor=False
-        )
+        self.blocks = nn.ModuleList(Block(width, settings.heads, settings.dropout) for _ in range(settings.layers))
+        self.final_norm = nn.LayerNorm(width)
         self.cluster_heads = nn.ModuleList(mlp(width, settings.cluster_head_hidden, k) for _ in range(dims))
         self.offset_head = mlp(width, settings.offset_head_hidden, dims * k)
         self.apply(_init_weights)
+        for block in self.blocks:  # GPT-2's smaller start for the projections into the residual stream
+            for weight in (block.projection.weight, block.mlp[-1].weight):
+                nn.init.normal_(weight, mean=0.0, std=0.02 / math.sqrt(2 * settings.layers))
 
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         count, text_length = batch.text.shape
         steps = batch.observations.shape[1]
-        device = batch.text.device
-        words = self.words(batch.text) + self.word_positions(torch.arange(text_length, device=device))
-        per_step = (
-            torch.stack(
-                [
-                    self.bd_embedding(batch.bd)[:, None].expand(-1, steps, -1),
-                    self.obs_embedding(batch.observations),
-                    self.act_embedding(batch.actions),
-                ],
-                dim=2,
-            )
-            + self.timesteps(torch.arange(steps, device=device))[None, :, None]
+        time = self.timesteps(torch.arange(steps, device=batch.text.device))
+        per_step = torch.stack(
+            [
+                self.bd_embedding(batch.bd)[:, None] + time,
+                self.obs_embedding(batch.observations) + time,
+                self.act_embedding(batch.actions) + time,
+            ],
+            dim=2,
         )
-        tokens = torch.cat([words, per_step.reshape(count, 3 * steps, -1)], dim=1)
-        hidden = self.blocks(self.drop(tokens), mask=self._attention_mask(batch))
-        at_observations = hidden[:, text_length + 1 :: 3]  # [B, T, width]
-        logits = torch.stack([head(at_observations) for head in self.cluster_heads], dim=2)
-        offsets = self.offset_head(at_observations).view(count, steps, self.dims, self.clusters)
-        return logits, offsets
+        tokens = torch.cat([self._words(batch.text), per_step.reshape(count, 3 * steps, -1)], dim=1)
+        hidden, _ = self._run(tokens, self._allowed(batch), None)
+        return self._heads(hidden[:, text_length + 1 :: 3])
 
-    def _attention_mask(self, batch: Batch) -> torch.Tensor:
-        """True where attention is barred, [B x heads, L, L]: later tokens and padded keys (a token always
-        sees itself, so a padded query's row is never empty)."""
+    def start(
+        self, text: torch.Tensor, bd: torch.Tensor, observation: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, Cache]:
+        """A rollout's step 0 from the description's tokens int64[B, L] (no padding), the scaled target
+        float[B, 2] and first observation float[B, 5]: logits and offsets [B, D, K], and the cache."""
+        time = self.timesteps.weight[0]
+        tokens = torch.cat(
+            [
+                self._words(text),
+                (self.bd_embedding(bd) + time)[:, None],
+                (self.obs_embedding(observation) + time)[:, None],
+            ],
+            dim=1,
+        )
+        length = tokens.shape[1]
+        allowed = torch.ones(length, length, dtype=torch.bool, device=text.device).tril().expand(len(text), -1, -1)
+        return self._step(tokens, allowed, None)
+
+    def advance(
+        self, cache: Cache, action: torch.Tensor, bd: torch.Tensor, observation: torch.Tensor, step: int
+    ) -> tuple[torch.Tensor, torch.Tensor, Cache]:
+        """Step ``step`` (>= 1) of a rollout: the previous step's ``action`` float[B, D], then this step's
+        target and observation; as ``start``."""
+        before, now = self.timesteps.weight[step - 1], self.timesteps.weight[step]
+        tokens = torch.stack(
+            [self.act_embedding(action) + before, self.bd_embedding(bd) + now, self.obs_embedding(observation) + now],
+            dim=1,
+        )
+        past, device = cache[0][0].shape[2], action.device
+        allowed = torch.cat(
+            [
+                torch.ones(3, past, dtype=torch.bool, device=device),
+                torch.ones(3, 3, dtype=torch.bool, device=device).tril(),
+            ],
+            dim=1,
+        )
+        return self._step(tokens, allowed.expand(len(action), -1, -1), cache)
+
+    def _step(
+        self, tokens: torch.Tensor, allowed: torch.Tensor, cache: Cache | None
+    ) -> tuple[torch.Tensor, torch.Tensor, Cache]:
+        hidden, cache = self._run(tokens, allowed, cache)
+        logits, offsets = self._heads(hidden[:, -1:])
+        return logits[:, 0], offsets[:, 0], cache
+
+    def _words(self, text: torch.Tensor) -> torch.Tensor:
+        return self.words(text) + self.word_positions(torch.arange(text.shape[1], device=text.device))
+
+    def _run(self, tokens: torch.Tensor, allowed: torch.Tensor, cache: Cache | None) -> tuple[torch.Tensor, Cache]:
+        x, keys_values = self.drop(tokens), []
+        for i, block in enumerate(self.blocks):
+            x, kv = block(x, allowed, None if cache is None else cache[i])
+            keys_values.append(kv)
+        return self.final_norm(x), keys_values
+
+    def _heads(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Cluster logits and offsets [B, T, D, K] from the observation tokens' outputs [B, T, width]."""
+        logits = torch.stack([head(hidden) for head in self.cluster_heads], dim=2)
+        return logits, self.offset_head(hidden).view(*hidden.shape[:2], self.dims, self.clusters)
+
+    def _allowed(self, batch: Batch) -> torch.Tensor:
+        """Where attention may go, bool[B, L, L]: earlier tokens that are not padding, and the token itself
+        (so a padded token's row is never empty)."""
         keys = torch.cat([batch.text_mask, batch.step_mask.repeat_interleave(3, dim=1)], dim=1)
         length = keys.shape[1]
         causal = torch.ones(length, length, dtype=torch.bool, device=keys.device).tril()
         itself = torch.eye(length, dtype=torch.bool, device=keys.device)
-        allowed = causal & (keys[:, None, :] | itself)
-        return (~allowed).repeat_interleave(self.settings.heads, dim=0)
+        return causal & (keys[:, None, :] | itself)
 
 
 def _init_weights(module: nn.Module) -> None:
