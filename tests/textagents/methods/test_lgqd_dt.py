@@ -91,6 +91,18 @@ def test_action_clusters_refuse_a_dimension_with_too_few_values():
 
 
 # ---------------------------------------------------------------------- the model
+def test_settings_check_their_values_and_schedule_the_learning_rate():
+    settings = DTSettings(learning_rate=1e-2, min_learning_rate=1e-3, warmup_steps=10, decay_steps=110)
+    assert settings.learning_rate_at(0) == pytest.approx(1e-3)  # warmup: (step + 1) / 10 of the peak
+    assert settings.learning_rate_at(9) == pytest.approx(1e-2)
+    assert settings.learning_rate_at(60) == pytest.approx((1e-2 + 1e-3) / 2)  # half way down the cosine
+    assert settings.learning_rate_at(110) == settings.learning_rate_at(500) == pytest.approx(1e-3)
+    with pytest.raises(ValueError, match="multiple of heads"):
+        DTSettings(embedding=30, heads=4)
+    with pytest.raises(ValueError, match="obs_scale"):
+        DTSettings(obs_scale=(100.0, 0.0))
+
+
 def test_a_splits_arrays_become_episodes_asking_for_their_own_descriptor():
     rng = np.random.default_rng(0)
     split = Episodes(

@@ -9,7 +9,9 @@ its observation token, which sees the description, the target, the observations 
 actions before ``t``. Each action dimension is a k-means cluster plus an offset (``action_clusters``): a
 head per dimension classifies the cluster (focal loss, gamma 2), one head regresses every cluster's offset
 (MSE of centre + offset of the true cluster against the action); the loss is their sum. Inputs are scaled
-to about [0, 1]: the descriptor by the map's side, the lasers by their range.
+to about [0, 1]: the descriptor by the map's side, the lasers by their range (the original maps them to
+[-1, 1]). A rollout (``start``, ``advance``) keeps the earlier tokens' keys and values and feeds only each
+step's new tokens (the original recomputes the whole sequence every step; the predictions are the same).
 
 Differences from the original: text and trajectories are padded to the batch's longest and masked (the
 original pads text to 226 tokens and attends to the padding; its trajectories all have 400 steps); a batch
