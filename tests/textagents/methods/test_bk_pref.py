@@ -1,9 +1,10 @@
 """BK-Pref: the rank parser, the Bradley-Terry loss against a hand computation (with the original's label
-smoothing), training steps that lower it, the scorer as a potential, and the labels' agreement with the
-env's progress signal on scripted labels."""
+smoothing), training steps that lower it, the scorer as a potential, the labels' agreement with the env's
+progress signal on scripted labels, and the original preference and goal prompts from verified copies."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 
@@ -12,6 +13,8 @@ import torch
 
 from textagents.llm import TokenUsage
 from textagents.methods.bk.config import BKConfig
+from textagents.methods.bk.environments import ENVIRONMENTS
+from textagents.methods.bk.goal_prompt import describe_steps, propose_goals
 from textagents.methods.bk.pref_model import (
     SnippetScorer,
     bradley_terry_loss,
@@ -20,8 +23,18 @@ from textagents.methods.bk.pref_model import (
     train_scorer,
 )
 from textagents.methods.bk.pref_potential import PrefKnowledge, PrefPotential, agreement, env_preference
-from textagents.methods.bk.pref_prompt import A_BETTER, B_BETTER, EQUAL, SYSTEM, parse_preference, snippet_text
+from textagents.methods.bk.pref_prompt import (
+    A_BETTER,
+    B_BETTER,
+    EQUAL,
+    SYSTEM,
+    label_pairs,
+    parse_preference,
+    snippet_text,
+)
 from textagents.methods.bk.samples import Step, random_steps
+from textagents.methods.core.original_prompts import PROMPT_ASSETS
+from textenvs.data.assets import Asset
 
 
 @pytest.mark.parametrize(
@@ -167,3 +180,37 @@ def test_without_a_decisive_label_there_is_no_scorer(tmp_path):
     knowledge = PrefKnowledge(config, tmp_path, lambda: Scripted(["[Rank] A = B", "no idea"]))
     assert knowledge.label()["pref_trained"] == 0.0
     assert knowledge.potential() is None and knowledge.tensors() == {}
+
+
+def test_the_original_goal_and_preference_prompts_come_from_verified_copies(tmp_path, monkeypatch):
+    files = {
+        "prompts/bk/preference_labeling/system.txt": "Judge two segments.\n{environment_description}\nRank them.",
+        "prompts/bk/preference_labeling/user.txt": "Segment A:\n{desc_a}\n\nSegment B:\n{desc_b}\n",
+        "prompts/bk/goal_suggestion/system.txt": "Suggest goals.",
+        "prompts/bk/goal_suggestion/user.txt": "Observations:\n{desc}\n\nList:\n- ...\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+        real = PROMPT_ASSETS[name]
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        fake = Asset(real.name, real.source, real.upstream_path, len(text.encode()), digest, "test")
+        monkeypatch.setitem(PROMPT_ASSETS, name, fake)
+    monkeypatch.setenv("TEXTENVS_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("TEXTENVS_OFFLINE", "1")
+    backend = Scripted(["[Rank] B > A", "- go to the red ball"])
+    labels = label_pairs(backend, "babyai_text", [("snippet one", "snippet two")], prompt_source="original")
+    assert labels[0].label == B_BETTER
+    assert backend.asked[0] == [
+        {"role": "system", "content": f"Judge two segments.\n{ENVIRONMENTS['babyai_text']}\nRank them."},
+        {"role": "user", "content": "Segment A:\nsnippet one\n\nSegment B:\nsnippet two\n"},
+    ]
+    step = Step("go to the red ball", "turn left", "You see a wall 1 step left", 0.0, 4)
+    proposal = propose_goals(
+        backend, "babyai_text", step.mission, [step], rounds=1, per_round=1, prompt_source="original"
+    )
+    assert proposal.goals == ["go to the red ball"]
+    assert backend.asked[1][0] == {"role": "system", "content": "Suggest goals."}
+    assert backend.asked[1][2]["content"] == (
+        f"Observations:\n{describe_steps(step.mission, [step])}\n\nList:\n- ...\n"
+    )
