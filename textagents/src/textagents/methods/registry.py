@@ -39,7 +39,7 @@ METHOD_TABLE: tuple[MethodEntry, ...] = (
     ),
     MethodEntry(
         "bk",
-        "background-knowledge shaping: PPO with a potential written by an LLM (BK-Code), sandboxed",
+        "background-knowledge shaping: PPO with a potential from an LLM (BK-Code sandboxed, BK-Goal, BK-Pref)",
         "textagents.methods.bk.method:BKMethod",
     ),
 )
