@@ -5,8 +5,8 @@ caption), records every training episode, and writes the learning curve — succ
 window of episodes against timesteps, with the random agent's success rate measured in the same run as the
 baseline — to ``benchmarks/results/train_ppo_babyai_text.json`` and ``.svg``.
 Run: ``python benchmarks/training/ppo_babyai_text.py [--timesteps 100000] [--features bow] [--save DIR]``;
-``--save`` keeps the trained run (``model.zip``, ``config.json``, ``learning_curve.json``) in ``DIR``, as the
-leaderboard's PPO baseline in ``benchmarks/baselines/`` was made.
+``--save`` keeps the trained run (``model.pth``, ``model.json``, ``config.json``, ``learning_curve.json``) in
+``DIR``, as the leaderboard's PPO baseline in ``benchmarks/baselines/`` was made.
 """
 
 from __future__ import annotations

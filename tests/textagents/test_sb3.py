@@ -59,7 +59,8 @@ def test_train_checkpoint_resume_evaluate(tmp_path, algo, obs_mode):
         algo_kwargs=extra,
     )
     first = train(config, tmp_path / "run")
-    assert first["timesteps"] >= 64 and (tmp_path / "run" / "model.zip").is_file()
+    assert first["timesteps"] >= 64 and (tmp_path / "run" / "model.pth").is_file()
+    assert json.loads((tmp_path / "run" / "model.json").read_text())["num_timesteps"] == first["timesteps"]
     assert latest_checkpoint(tmp_path / "run") is not None
     assert list((tmp_path / "run" / "tensorboard").rglob("events.out.tfevents.*"))
     with pytest.raises(FileExistsError, match="--resume"):

@@ -117,9 +117,9 @@ def _sb3(env: gym.Env, options: SB3Options, seed: int) -> Agent:
 
 
 def _sb3_unconfigured(options: SB3Options) -> str | None:
-    from textagents.sb3.train import CONFIG_FILE, MODEL_FILE
+    from textagents.sb3.agent import missing_files
 
-    missing = [name for name in (CONFIG_FILE, MODEL_FILE) if not (Path(options.run) / name).is_file()]
+    missing = missing_files(Path(options.run))
     return f"the run directory {options.run} has no {' or '.join(missing)}" if missing else None
 
 

@@ -25,19 +25,23 @@ def to_json(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} {value!r} to JSON")
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``path`` through a temporary file and a rename: readers see the old file or the new one."""
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``path`` through a temporary file, fsync and a rename: readers see the old file or the new one."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide results from the rest of a team
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode())
 
 
 def write_json_atomic(path: Path, payload: Any) -> None:

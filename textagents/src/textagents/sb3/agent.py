@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,27 +13,41 @@ import numpy as np
 from stable_baselines3.common.base_class import BaseAlgorithm
 
 from textagents.sb3.features import make_featurizer
-from textagents.sb3.train import ALGORITHMS, CONFIG_FILE, MODEL_FILE, TrainConfig
+from textagents.sb3.model_files import load_model_state, model_files
+from textagents.sb3.train import CONFIG_FILE, MODEL_STEM, TrainConfig, build_model
 from textagents.sb3.wrappers import make_sb3_env
+
+
+def missing_files(run_dir: Path) -> list[str]:
+    """The files of a finished training run that ``run_dir`` lacks."""
+    return [p.name for p in (run_dir / CONFIG_FILE, *model_files(run_dir / MODEL_STEM)) if not p.is_file()]
 
 
 @dataclass
 class TrainedRun:
-    """A run directory's settings and model."""
+    """A run directory's settings (read as data) and, on first use, its model (rebuilt from the settings,
+    weights loaded with ``torch.load(weights_only=True)``: nothing in the directory can run code)."""
 
     run_dir: Path
     config: TrainConfig
-    model: BaseAlgorithm
 
     @classmethod
     def load(cls, run_dir: str | Path) -> TrainedRun:
+        """The run's settings; its model files are checked to exist but not read."""
         run_dir = Path(run_dir)
-        config_path, model_path = run_dir / CONFIG_FILE, run_dir / MODEL_FILE
-        for path in (config_path, model_path):
-            if not path.is_file():
-                raise FileNotFoundError(f"{run_dir} is not a finished training run: {path.name} is missing")
-        config = TrainConfig(**json.loads(config_path.read_text()))
-        return cls(run_dir, config, ALGORITHMS[config.algo].load(model_path, device="cpu"))
+        missing = missing_files(run_dir)
+        if missing:
+            raise FileNotFoundError(f"{run_dir} is not a finished training run: {', '.join(missing)} missing")
+        return cls(run_dir, TrainConfig(**json.loads((run_dir / CONFIG_FILE).read_text())))
+
+    @functools.cached_property
+    def model(self) -> BaseAlgorithm:
+        """The trained model, on the CPU."""
+        env = self.make_env()
+        model = build_model(self.config, env, device="cpu")
+        env.close()
+        load_model_state(model, self.run_dir / MODEL_STEM)
+        return model
 
     def make_env(self, env_id: str | None = None, **kwargs: Any) -> gym.Env:
         """The env the model plays (its features, obs mode and discrete actions): ``env_id`` or the one it

@@ -14,20 +14,22 @@ from typing import Any
 import numpy as np
 from stable_baselines3 import A2C, DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from textagents.sb3.extractors import TextImageExtractor
 from textagents.sb3.features import FEATURIZERS, TextFeaturizer, make_featurizer
+from textagents.sb3.model_files import STATE_SUFFIX, load_model_state, model_files, save_model
 from textagents.sb3.wrappers import make_sb3_env
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "a2c": A2C, "dqn": DQN}
 #: Defaults that differ from SB3's: DQN's 1M-transition buffer of 1,000-float text features would need GBs.
 ALGO_DEFAULTS: dict[str, dict[str, Any]] = {"dqn": {"buffer_size": 50_000}}
 CONFIG_FILE = "config.json"
-MODEL_FILE = "model.zip"
-_CHECKPOINT = re.compile(r"model_(\d+)_steps\.zip$")
+#: The finished model: ``model.pth`` and ``model.json`` (see ``textagents.sb3.model_files``).
+MODEL_STEM = "model"
+_CHECKPOINT = re.compile(rf"model_(\d+)_steps{re.escape(STATE_SUFFIX)}$")
 
 
 @dataclass
@@ -76,6 +78,21 @@ class ProgressBar(BaseCallback):
         self.bar.close()
 
 
+class Checkpoints(BaseCallback):
+    """Saves the model as ``folder/model_<timesteps>_steps`` (``save_model``) every ``every`` calls (a call
+    steps every env once)."""
+
+    def __init__(self, folder: Path, every: int):
+        super().__init__()
+        self.folder = folder
+        self.every = every
+
+    def _on_step(self) -> bool:
+        if self.n_calls % self.every == 0:
+            save_model(self.model, self.folder / f"model_{self.num_timesteps}_steps")
+        return True
+
+
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
@@ -94,10 +111,27 @@ def make_vec_env(config: TrainConfig, featurizer: TextFeaturizer, env_id: str | 
     return vec_env
 
 
+def build_model(
+    config: TrainConfig, env: Any, tensorboard_log: str | None = None, device: str = "auto"
+) -> BaseAlgorithm:
+    """A new model of the run's algorithm and settings over ``env`` (its spaces fix the networks' shapes)."""
+    return ALGORITHMS[config.algo](
+        "MultiInputPolicy",
+        env,
+        seed=config.seed,
+        tensorboard_log=tensorboard_log,
+        policy_kwargs={"features_extractor_class": TextImageExtractor},
+        verbose=0,
+        device=device,
+        **{**ALGO_DEFAULTS.get(config.algo, {}), **config.algo_kwargs},
+    )
+
+
 def latest_checkpoint(run_dir: Path) -> Path | None:
+    """The stem of the newest complete checkpoint (its counters file is written last), or None."""
     found = [
-        (int(m.group(1)), p)
-        for p in (run_dir / "checkpoints").glob("model_*_steps.zip")
+        (int(m.group(1)), p.with_suffix(""))
+        for p in (run_dir / "checkpoints").glob(f"model_*_steps{STATE_SUFFIX}")
         if (m := _CHECKPOINT.search(p.name))
     ]
     return max(found)[1] if found else None
@@ -106,7 +140,8 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 def train(
     config: TrainConfig, run_dir: str | Path, resume: bool = False, callbacks: list[BaseCallback] | None = None
 ) -> dict[str, Any]:
-    """Train (or, with ``resume``, continue from the latest checkpoint) and save ``model.zip`` in ``run_dir``.
+    """Train (or, with ``resume``, continue from the latest checkpoint) and save the model in ``run_dir``
+    (``model.pth`` and ``model.json``).
     ``callbacks`` are SB3 callbacks run besides the checkpoints and the progress bar."""
     run_dir = Path(run_dir)
     config_path = run_dir / CONFIG_FILE
@@ -121,7 +156,7 @@ def train(
         }
         if differing:
             raise ValueError(f"cannot resume {run_dir}: settings differ from the saved run (saved, given): {differing}")
-    elif (run_dir / MODEL_FILE).exists() or latest_checkpoint(run_dir) is not None:
+    elif any(p.exists() for p in model_files(run_dir / MODEL_STEM)) or latest_checkpoint(run_dir) is not None:
         raise FileExistsError(
             f"{run_dir} already holds a run: pass --resume to continue it or choose another directory"
         )
@@ -130,35 +165,21 @@ def train(
 
     featurizer = make_featurizer(config.features)
     vec_env = make_vec_env(config, featurizer)
-    algo = ALGORITHMS[config.algo]
-    tensorboard = str(run_dir / "tensorboard")
+    model = build_model(config, vec_env, tensorboard_log=str(run_dir / "tensorboard"))
     checkpoint = latest_checkpoint(run_dir) if resume else None
     if checkpoint is not None:
-        model = algo.load(checkpoint, env=vec_env, tensorboard_log=tensorboard)
-    else:
-        policy_kwargs = {"features_extractor_class": TextImageExtractor}
-        model = algo(
-            "MultiInputPolicy",
-            vec_env,
-            seed=config.seed,
-            tensorboard_log=tensorboard,
-            policy_kwargs=policy_kwargs,
-            verbose=0,
-            **{**ALGO_DEFAULTS.get(config.algo, {}), **config.algo_kwargs},
-        )
+        load_model_state(model, checkpoint)
     remaining = config.total_timesteps - model.num_timesteps
     callbacks = [
         *(callbacks or []),
-        CheckpointCallback(
-            max(config.checkpoint_every // config.n_envs, 1), str(run_dir / "checkpoints"), name_prefix="model"
-        ),
+        Checkpoints(run_dir / "checkpoints", max(config.checkpoint_every // config.n_envs, 1)),
     ]
     if config.progress_bar:
         callbacks.append(ProgressBar(config.total_timesteps))
     if remaining > 0:
         model.learn(remaining, callback=CallbackList(callbacks), reset_num_timesteps=False, tb_log_name="run")
-    model.save(run_dir / MODEL_FILE)
-    returns = [info["r"] for info in model.ep_info_buffer]
+    save_model(model, run_dir / MODEL_STEM)
+    returns = [info["r"] for info in model.ep_info_buffer or ()]  # None when a resumed run had nothing to do
     vec_env.close()
     return {
         "run_dir": str(run_dir),
