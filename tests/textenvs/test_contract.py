@@ -49,6 +49,11 @@ def test_garbage_actions_are_noops(env_id, kwargs):
 
 
 @pytest.mark.parametrize(("env_id", "kwargs"), PARAMS)
+def test_rejected_reset_recovers(env_id, kwargs):
+    kit.check_rejected_reset_recovers(env_id, **kwargs)
+
+
+@pytest.mark.parametrize(("env_id", "kwargs"), PARAMS)
 def test_obs_modes_agree(env_id, kwargs):
     kit.check_obs_modes_agree(env_id, **kwargs)
 

@@ -82,6 +82,13 @@ class SilentInvalid(CorridorEnv):
         return super().decode_action(action)[0], ""
 
 
+class IgnoresResetOptions(CorridorEnv):
+    """Drops whatever options reset is given."""
+
+    def reset(self, *, seed=None, options=None):
+        return super().reset(seed=seed)
+
+
 def _register(cls) -> str:
     env_id = f"Broken{cls.__name__}-v0"
     if env_id not in gym.registry:
@@ -112,6 +119,11 @@ def test_silent_invalid_action_is_caught():
 def test_missing_episode_metrics_is_caught():
     with pytest.raises(AssertionError, match="episode_metrics"):
         kit.check_info_keys(_register(NoMetrics), steps=100)
+
+
+def test_unknown_reset_option_accepted_is_caught():
+    with pytest.raises(AssertionError, match="accepted the unknown option"):
+        kit.check_rejected_reset_recovers(_register(IgnoresResetOptions))
 
 
 def test_ansi_without_observation_is_caught():

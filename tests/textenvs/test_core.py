@@ -71,6 +71,19 @@ def test_invalid_text_command_costs_a_step_and_lists_valid_commands():
     assert "go left, go right, wait" in info["feedback"]
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"pose": 1}, "unknown reset option\\(s\\) 'pose'; valid options: none"), ([("seed", 1)], "must be a dict")],
+)
+def test_bad_reset_options_are_refused_before_the_env_changes(options, message):
+    env = CorridorEnv()
+    env.reset(seed=3)
+    before = (env.position, env.np_random.bit_generator.state)
+    with pytest.raises(ValueError, match=message):
+        env.reset(seed=4, options=options)
+    assert (env.position, env.np_random.bit_generator.state) == before
+
+
 def test_overlong_text_fails_loudly():
     env = CorridorEnv()
     env.describe = lambda: "x" * 81

@@ -134,6 +134,26 @@ def test_invalid_actions_stand_still_and_are_reported():
     assert info2["robot_pos"] == info["robot_pos"]
 
 
+@pytest.mark.parametrize("action", [[np.nan, 1.0], np.array([2.0, np.nan], np.float32), (np.nan, np.nan)])
+def test_a_nan_wheel_speed_is_an_invalid_action(action):
+    env = gym.make(IDS["hardmaze"])
+    _obs, info = env.reset(seed=0)
+    _obs, _reward, _terminated, _truncated, info2 = env.step(action)
+    assert info2["invalid_action"] and "2 wheel speeds" in info2["feedback"]
+    assert info2["robot_pos"] == info["robot_pos"]
+
+
+def test_vector_env_stands_a_robot_with_a_nan_action_still_as_the_single_env_does():
+    vec, single = FastsimVectorEnv(2), gym.make(IDS["hardmaze"])
+    vec.reset(seed=0)
+    single.reset(seed=0)
+    actions = np.array([[np.nan, 4.0], [4.0, 3.0]])
+    _obs, _rewards, _terminated, _truncated, info = vec.step(actions)
+    single_info = single.step(actions[0])[4]
+    assert list(info["invalid_action"]) == [True, False]
+    assert info["robot_pos"][0].tolist() == single_info["robot_pos"] == [60.0, 450.0, pytest.approx(np.pi / 4)]
+
+
 def test_reaching_the_goal_pays_one_per_step_and_counts_as_success():
     env = gym.make(IDS["hardmaze"])
     _obs, info = env.reset(seed=0, options={"pose": (60.0, 62.0, 0.0)})
@@ -152,6 +172,26 @@ def test_bad_arguments_name_the_valid_values():
         env.reset(options={"start": (1, 2, 3)})
     with pytest.raises(ValueError, match="three finite numbers"):
         env.reset(options={"pose": (1.0, float("nan"), 0.0)})
+
+
+@pytest.mark.parametrize(
+    "pose",
+    [[1, [2], 3], (1, 2, 3j), (1, 2, None), "abc", (1e300, 0, 0), {"x": 1}, np.array([1, 2, 3], object), [[1, 2, 3]]],
+)
+@pytest.mark.parametrize("vector", [False, True])
+def test_a_malformed_pose_is_refused_with_a_clear_error(pose, vector: bool):
+    env = FastsimVectorEnv(2) if vector else gym.make(IDS["hardmaze"])
+    with pytest.raises(ValueError, match="must be three finite numbers"):
+        env.reset(options={"pose": pose})
+
+
+@pytest.mark.parametrize("heading", [2.0**27, -1e9, 3e38])
+def test_a_huge_starting_heading_is_normalised(heading: float):
+    env = gym.make(IDS["hardmaze"])
+    _obs, info = env.reset(options={"pose": (100.0, 100.0, heading)})
+    assert -np.pi <= info["robot_pos"][2] <= np.pi
+    angle = np.float64(np.float32(heading))
+    assert info["robot_pos"][2] == pytest.approx(np.arctan2(np.sin(angle), np.cos(angle)), abs=1e-6)
 
 
 def test_a_robot_placed_outside_the_map_sees_walls_everywhere_and_nothing_breaks():

@@ -38,3 +38,14 @@ def test_free_room_is_the_chebyshev_distance_to_the_nearest_blocked_pixel_or_the
         for i in range(24):
             expected = np.abs(walls - [j, i]).max(axis=1).min()
             assert room[j, i] == expected, (i, j)
+
+
+@pytest.mark.parametrize("angle", [2.0**27, -(2.0**27), 1e9, 3e38, 7.0, -7.0])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_normalize_angle_ends_in_minus_pi_pi_whatever_the_angle(angle: float, compiled: bool):
+    normalize = kernels.normalize_angle_f32 if compiled else getattr(kernels.normalize_angle_f32, "py_func", None)
+    if normalize is None:
+        pytest.skip("numba is not installed: the kernel is the plain function")
+    result = float(normalize(np.float32(angle)))
+    assert -np.pi <= result <= np.pi
+    assert np.cos(result) == pytest.approx(np.cos(np.float64(np.float32(angle))), abs=1e-5)

@@ -42,6 +42,19 @@ class StepOutcome:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+def check_reset_options(options: Mapping[str, Any] | None, valid: tuple[str, ...]) -> dict[str, Any]:
+    """``options`` as a new dict, or a ValueError naming the unknown keys and the ``valid`` ones."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"reset options must be a dict, got {options!r}")
+    unknown = sorted(map(repr, set(options) - set(valid)))
+    if unknown:
+        accepted = ", ".join(map(repr, valid)) if valid else "none (this env takes no reset options)"
+        raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; valid options: {accepted}")
+    return dict(options)
+
+
 class TextEnv(gym.Env[dict[str, Any], Any]):
     """Base class of every textenvs environment.
 
@@ -53,6 +66,8 @@ class TextEnv(gym.Env[dict[str, Any], Any]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: The keys ``reset(options=...)`` accepts; any other is rejected before the env changes.
+    reset_options: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -177,8 +192,9 @@ class TextEnv(gym.Env[dict[str, Any], Any]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        options = check_reset_options(options, self.reset_options)
         super().reset(seed=seed)
-        family_info = self._reset_world(dict(options or {}))
+        family_info = self._reset_world(options)
         return self._observation(), self._info(False, "", family_info)
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:

@@ -88,6 +88,23 @@ def check_garbage_actions(env_id: str, seed: int = 0, **kwargs: Any) -> None:
         env.close()
 
 
+def check_rejected_reset_recovers(env_id: str, seed: int = 0, **kwargs: Any) -> None:
+    """A first ``reset`` with an unknown option raises a ValueError and leaves the env usable."""
+    env = gym.make(env_id, **kwargs)
+    try:
+        try:
+            env.reset(seed=seed, options={"no_such_option": 1})
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f"{env_id}: reset accepted the unknown option 'no_such_option'")
+        env.reset(seed=seed)
+        _obs, _reward, _terminated, _truncated, info = env.step(_first_valid_action(env))
+        assert not info["invalid_action"], f"{env_id}: a valid action was refused after a rejected reset"
+    finally:
+        env.close()
+
+
 def check_obs_modes_agree(env_id: str, steps: int = 60, seed: int = 0, **kwargs: Any) -> None:
     """The same seed and actions give the same dynamics in every ``obs_mode``."""
     runs = {mode: list(rollout_records(env_id, seed, steps, obs_mode=mode, **kwargs)) for mode in OBS_MODES}

@@ -21,15 +21,31 @@ MISSION_MAX_LENGTH = 256
 _STAND_STILL = np.zeros((1, 2))
 
 
-def reset_pose(options: dict[str, Any]) -> tuple[float, float, float] | None:
-    """The ``pose`` reset option (None: the layout's start); any other option is an error."""
-    unknown = sorted(set(options) - {"pose"})
-    if unknown:
-        raise ValueError(f"unknown reset option(s) {unknown}; valid options: 'pose' (x, y, theta)")
+#: The keys of ``reset(options=...)``: the robot's starting pose.
+RESET_OPTIONS = ("pose",)
+
+
+def reset_pose(options: dict[str, Any]) -> np.ndarray | None:
+    """The ``pose`` reset option as float32 (x, y, theta), None for the layout's start; a ValueError when it
+    is not three real numbers finite in float32 (the simulator's precision)."""
     pose = options.get("pose")
-    if pose is not None and (np.shape(pose) != (3,) or not np.isfinite(np.asarray(pose, np.float64)).all()):
-        raise ValueError(f"reset option pose={pose!r} must be three finite numbers (x, y, theta)")
-    return pose
+    if pose is None:
+        return None
+    try:
+        raw = np.asarray(pose)
+    except ValueError:  # a ragged sequence
+        raw = None
+    if raw is not None and raw.shape == (3,) and raw.dtype.kind in "iuf":
+        with np.errstate(over="ignore"):  # beyond float32's range becomes inf, refused below
+            values = raw.astype(np.float32)
+        if np.isfinite(values).all():
+            return values
+    raise ValueError(f"reset option pose={pose!r} must be three finite numbers (x, y, theta)")
+
+
+def nan_rows(wheels: np.ndarray) -> np.ndarray:
+    """Which rows of wheel speeds hold a NaN: invalid actions, on which the robot stands still."""
+    return np.isnan(wheels).any(axis=-1)
 
 
 def sensor_space(world: World) -> spaces.Box:
@@ -57,8 +73,8 @@ class FastsimNavEnv(TextEnv):
 
     ## Action Space
     ``Box(-4, 4, (2,), float32)``: left and right wheel displacements for this step (clipped to +-4,
-    rounded to 0.1 first in the household layout, as the paper does). An action that is not two numbers
-    is invalid: the robot stands still (``move(0, 0)``) and ``info["invalid_action"]`` is True.
+    rounded to 0.1 first in the household layout, as the paper does). An action that is not two numbers,
+    or holds a NaN, is invalid: the robot stands still (``move(0, 0)``) and ``info["invalid_action"]`` is True.
 
     ## Observation Space
     ``Dict``: ``"sensors"`` float32[5] (lasers at +45, 0, -45 degrees — right, front, left —, no hit => 100,
@@ -92,6 +108,7 @@ class FastsimNavEnv(TextEnv):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 30}
+    reset_options = RESET_OPTIONS
 
     def __init__(
         self,
@@ -125,11 +142,14 @@ class FastsimNavEnv(TextEnv):
     def decode_action(self, action: Any) -> tuple[Any | None, str]:
         if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":
             self._wheels[0] = action  # the common case, without allocating; the same float64 values
-            return self._wheels, ""
-        try:
-            # shaped as RobotBatch.step takes the actions of its one robot
-            wheels = np.asarray(action, dtype=np.float64).reshape(1, 2)
-        except (TypeError, ValueError):
+            wheels = self._wheels
+        else:
+            try:
+                # shaped as RobotBatch.step takes the actions of its one robot
+                wheels = np.asarray(action, dtype=np.float64).reshape(1, 2)
+            except (TypeError, ValueError):
+                wheels = None
+        if wheels is None or nan_rows(wheels)[0]:
             speed = self.layout.max_speed
             return (
                 None,

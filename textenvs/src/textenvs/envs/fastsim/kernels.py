@@ -24,6 +24,7 @@ F64 = np.float64
 PI = math.pi
 HALF_PI = math.pi / 2.0
 TWO_PI = 2.0 * math.pi
+THREE_PI = 3.0 * math.pi
 
 
 try:
@@ -48,7 +49,14 @@ def real_to_pixel(value, fx):
 
 @jit
 def normalize_angle_f32(angle):
-    """libfastsim's ``normalize_angle<float>``: into [-pi, pi] by steps of 2 pi done in double."""
+    """libfastsim's ``normalize_angle<float>``: into [-pi, pi] by steps of 2 pi done in double.
+
+    Past +-3 pi (only a heading set from outside: the physics turns by less than pi per step) the angle is
+    first reduced in one go, as ``atan2(sin, cos)`` (exact argument reduction): the C++ loop would take
+    |angle| / 2 pi steps, and from 2**27 on never ends (a float32 step there is wider than 2 pi).
+    """
+    if abs(angle) > THREE_PI:
+        angle = F32(math.atan2(math.sin(F64(angle)), math.cos(F64(angle))))
     while angle > PI:
         angle = F32(F64(angle) - TWO_PI)
     while angle < -PI:

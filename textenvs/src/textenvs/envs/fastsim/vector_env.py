@@ -11,8 +11,17 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from textenvs.core.spaces import OBS_MODES, check_choice, image_space, text_space
+from textenvs.core.text_env import check_reset_options
 from textenvs.envs.fastsim.captioner import Captioner
-from textenvs.envs.fastsim.env import MISSION_MAX_LENGTH, TEXT_MAX_LENGTH, reset_pose, sensor_space, wheel_space
+from textenvs.envs.fastsim.env import (
+    MISSION_MAX_LENGTH,
+    RESET_OPTIONS,
+    TEXT_MAX_LENGTH,
+    nan_rows,
+    reset_pose,
+    sensor_space,
+    wheel_space,
+)
 from textenvs.envs.fastsim.metrics import EpisodeTracker
 from textenvs.envs.fastsim.renderer import image_shape, render_frame
 from textenvs.envs.fastsim.simulator import COLLISION, HIT_WALL, RobotBatch, load_world
@@ -70,18 +79,23 @@ class FastsimVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        pose = reset_pose(check_reset_options(options, RESET_OPTIONS))
         super().reset(seed=seed if not isinstance(seed, list) else seed[0])
-        self.robots.reset(pose=reset_pose(dict(options or {})))
+        self.robots.reset(pose=pose)
         for r in range(self.num_envs):
             self.tracker.reset(r, *self._position(r))
         self._autoreset[:] = False
-        return self._observation(), self._info(np.zeros(self.num_envs, bool))
+        stopped = np.zeros(self.num_envs, bool)
+        return self._observation(), self._info(stopped, stopped)
 
     def step(self, actions: Any) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         restarting = self._autoreset.copy()
         if restarting.any():
             self.robots.reset(mask=restarting)
-        self.robots.step(np.asarray(actions, np.float64).reshape(self.num_envs, 2), mask=~restarting)
+        wheels = np.array(actions, np.float64).reshape(self.num_envs, 2)
+        invalid = nan_rows(wheels) & ~restarting
+        wheels[invalid] = 0.0  # the robot stands still, as FastsimNavEnv's invalid action
+        self.robots.step(wheels, mask=~restarting)
         rewards = np.zeros(self.num_envs)
         truncated = np.zeros(self.num_envs, bool)
         for r in range(self.num_envs):
@@ -92,7 +106,7 @@ class FastsimVectorEnv(VectorEnv):
                 truncated[r] = self.tracker.truncated(r)
         self._autoreset = truncated.copy()
         terminated = np.zeros(self.num_envs, bool)
-        return self._observation(), rewards, terminated, truncated, self._info(truncated)
+        return self._observation(), rewards, terminated, truncated, self._info(truncated, invalid)
 
     def _position(self, row: int) -> tuple[float, float]:
         return float(self.robots.state[row, 0]), float(self.robots.state[row, 1])
@@ -108,7 +122,7 @@ class FastsimVectorEnv(VectorEnv):
             obs["image"] = np.stack([self._frame(r) for r in range(self.num_envs)])
         return obs
 
-    def _info(self, ended: np.ndarray) -> dict[str, Any]:
+    def _info(self, ended: np.ndarray, invalid: np.ndarray) -> dict[str, Any]:
         state = self.robots.state
         info: dict[str, Any] = {
             "robot_pos": state.copy(),
@@ -116,7 +130,7 @@ class FastsimVectorEnv(VectorEnv):
             "hit_wall": self.robots.flags[:, HIT_WALL].copy(),
             "success": np.array(self.tracker.reached),
             "progression": np.array([self.tracker.progression(r, *self._position(r)) for r in range(self.num_envs)]),
-            "invalid_action": np.zeros(self.num_envs, bool),
+            "invalid_action": invalid,
         }
         if ended.any():
             rows = np.flatnonzero(ended)

@@ -83,6 +83,8 @@ class HousekeepTextEnv(TextEnv):
       place +2.5 whenever it makes an object correct) and ELLM's variant is ``reward_style="ellm"``.
     """
 
+    reset_options = ("episode", "scene", "episode_index")
+
     def __init__(
         self,
         scenes: list[str] | tuple[str, ...] | None = None,
