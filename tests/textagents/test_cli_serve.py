@@ -35,3 +35,19 @@ def test_serve_command_answers_the_openai_client(tiny_models):
     finally:
         process.terminate()
         process.wait(30)
+
+
+def test_serve_with_a_missing_model_path_says_so_without_loading_anything(tmp_path, monkeypatch, capsys):
+    # It used to hand the path to transformers, which took it for a hub name: a repo-id error, or 28 s of
+    # retries against the hub when offline.
+    from textagents.cli import main
+    from textagents.llm import transformers_backend
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model must not be loaded")
+
+    monkeypatch.setattr(transformers_backend.TransformersBackend, "__init__", never)
+    assert main(["serve", "--model", str(tmp_path / "runs" / "planner")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: no model directory at {tmp_path / 'runs' / 'planner'}")
+    assert "smollm2-135m-instruct" in error

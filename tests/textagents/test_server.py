@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
+import selectors
+import socket
+import threading
 
 import openai
 import pytest
@@ -11,7 +15,9 @@ import pytest
 from tests.textagents.reference import hand_scores
 from textagents.llm import OpenAIBackend
 from textagents.llm.base import Sampling
-from textagents.llm.server import ModelHTTPServer
+from textagents.llm.server import ModelHTTPServer, host_allowed
+from textagents.llm.server_api import Limits, RequestError
+from textagents.llm.server_queue import ClientGone, ModelQueue
 
 CONTEXTS = ["Goal: reach the door\nObservation: You are in cell 0 of 5.\nAction:", "You see a red ball. Action:"]
 CANDIDATES = [[" go right", " go left", " wait"], [" pick up", " turn left"]]
@@ -19,7 +25,8 @@ CANDIDATES = [[" go right", " go left", " wait"], [" pick up", " turn left"]]
 
 @pytest.fixture(scope="module")
 def server(causal_backend):
-    running = ModelHTTPServer(causal_backend, port=0, model_name="tiny", max_request_bytes=20_000).start()
+    limits = Limits(max_request_bytes=20_000, max_prompts=8, max_request_tokens=6_000)
+    running = ModelHTTPServer(causal_backend, port=0, model_name="tiny", limits=limits).start()
     yield running
     running.stop()
 
@@ -190,3 +197,168 @@ def test_streamed_completion_and_missing_length(client, server, causal_backend):
     response = connection.getresponse()
     assert response.status == 411 and "Content-Length" in json.loads(response.read())["error"]["message"]
     connection.close()
+
+
+# ---------------------------------------------------------------------- hardening (issue #20)
+def test_a_request_over_the_caps_is_refused_with_the_cap(client):
+    with pytest.raises(openai.BadRequestError, match="holds 9 prompts; this server takes at most 8 per request"):
+        client.completions.create(model="tiny", prompt=["go"] * 9, max_tokens=1)
+    with pytest.raises(openai.BadRequestError, match="takes at most 6000 per request"):
+        client.completions.create(model="tiny", prompt=["go"] * 8, max_tokens=1000)
+
+
+def test_an_over_long_prompt_is_a_400_naming_the_context_length(client):
+    # The tiny model's context is 4096 tokens; the position embeddings used to raise IndexError (a 500, which
+    # the openai client retries).
+    with pytest.raises(openai.BadRequestError, match="maximum context length is 4096 tokens; the prompt has 4097"):
+        client.completions.create(model="tiny", prompt=[1] * 4097, max_tokens=0, echo=True, logprobs=0)
+    with pytest.raises(openai.BadRequestError, match="has 4000 tokens and max_tokens asks for 200 more"):
+        client.completions.create(model="tiny", prompt=[1] * 4000, max_tokens=200)
+    with pytest.raises(openai.BadRequestError, match="maximum context length"):
+        client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "go " * 5000}])
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "expected"),
+    [
+        ("/v1/completions", b'{"prompt": "hi", "seed": 18446744073709551616}', "'seed' must be in 0.."),
+        ("/v1/completions", b'{"prompt": "hi", "seed": -1}', "'seed' must be in 0.."),
+        ("/v1/completions", b'{"prompt": "hi", "temperature": NaN}', "NaN is not a JSON number"),
+        ("/v1/completions", b'{"prompt": "hi", "temperature": Infinity}', "Infinity is not a JSON number"),
+        ("/v1/completions", b'{"prompt": "hi", "temperature": 1e999}', "the number 1e999 is out of range"),
+        ("/v1/completions", b'{"prompt": "hi", "temperature": -0.5}', "'temperature' must be in 0..2"),
+        ("/v1/completions", b'{"prompt": "hi", "top_p": 1e300}', "'top_p' must be in 0..1"),
+        ("/v1/completions", b'{"prompt": "hi", "max_tokens": ' + b"9" * 5000 + b"}", "malformed JSON"),
+        ("/v1/completions", b'{"prompt": ' + b"[" * 5000 + b"]" * 5000 + b"}", "nested too deeply"),
+        ("/v1/completions", b'{"prompt": "\\ud800 go"}', "lone surrogate \\ud800"),
+        ("/v1/completions", b'{"prompt": "go", "stop": ["\\udfff"]}', "lone surrogate"),
+        ("/v1/completions", b'{"prompt": "\xff\xfe"}', "malformed JSON"),
+        ("/v1/chat/completions", b'{"messages": [{"role": "user", "content": "\\ud83d"}]}', "lone surrogate"),
+    ],
+)
+def test_malformed_values_are_400s_not_500s(server, path, body, expected):
+    status, payload = _raw_post(server, path, body)
+    assert status == 400, payload
+    assert payload["error"]["type"] == "invalid_request_error" and expected in payload["error"]["message"]
+
+
+def _raw_get(server, headers: dict[str, str]) -> int:
+    connection = http.client.HTTPConnection(*server.server_address, timeout=30)
+    connection.request("GET", "/v1/models", headers=headers)
+    status = connection.getresponse().status
+    connection.close()
+    return status
+
+
+def test_web_pages_cannot_drive_the_server(server):
+    port = server.server_address[1]
+    # DNS rebinding: a page at http://evil.example:PORT whose name now resolves to 127.0.0.1 sends its own Host.
+    assert _raw_get(server, {"Host": f"evil.example:{port}"}) == 403
+    assert _raw_get(server, {"Host": f"localhost:{port}"}) == 200
+    assert _raw_get(server, {"Origin": "http://evil.example"}) == 403  # a cross-site request from a browser
+    status, payload = _raw_post(server, "/v1/completions", b'{"prompt": "hi"}', {"Host": "evil.example"})
+    assert status == 403 and "--allowed-host" in payload["error"]["message"]
+
+
+def test_host_rule():
+    assert host_allowed("127.0.0.1:8000", ()) and host_allowed("[::1]:8000", ()) and host_allowed("LocalHost", ())
+    assert host_allowed("10.1.2.3", ()) and not host_allowed("evil.example:8000", ())
+    assert host_allowed("planner.lan:8000", ["planner.lan"]) and host_allowed("any.name", ["*"])
+    assert not host_allowed("[::1", ()) and not host_allowed("", ())
+
+
+def _read_until_closed(sock: socket.socket) -> bytes:
+    sock.settimeout(30)
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def test_a_body_on_a_kept_alive_connection_is_never_read_as_a_request(server):
+    # The hand-written server did not read a GET's body, so a request hidden in it ran as the next one.
+    hidden = b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    head = b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % len(hidden)
+    with socket.create_connection(server.server_address) as sock:
+        sock.sendall(head + hidden)
+        sock.shutdown(socket.SHUT_WR)
+        assert _read_until_closed(sock).count(b"HTTP/1.1 ") == 1
+
+
+def test_the_listen_backlog_holds_hundreds_of_waiting_connections(causal_backend):
+    # The kernel completes handshakes up to the backlog while nobody accepts (here: a server never started);
+    # the hand-written server's backlog of 5 left the rest of 256 clients hanging, then reset.
+    idle = ModelHTTPServer(causal_backend, port=0)
+    clients: list[socket.socket] = []
+    try:
+        with selectors.DefaultSelector() as selector:
+            for _ in range(256):
+                client = socket.socket()
+                clients.append(client)
+                client.setblocking(False)
+                client.connect_ex(idle.server_address)
+                selector.register(client, selectors.EVENT_WRITE)
+            connected = 0
+            while events := selector.select(timeout=5):
+                for key, _ in events:
+                    selector.unregister(key.fileobj)
+                    connected += key.fileobj.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
+        assert connected == 256
+    finally:
+        for client in clients:
+            client.close()
+        idle.stop()
+
+
+def test_concurrent_clients_are_all_answered(server):
+    answers: list[int] = []
+    start = threading.Barrier(48)
+
+    def ask() -> None:
+        start.wait(30)
+        answers.append(_raw_post(server, "/v1/completions", b'{"prompt": "go", "max_tokens": 1}')[0])
+
+    threads = [threading.Thread(target=ask) for _ in range(48)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert answers == [200] * 48
+
+
+def test_the_model_queue_is_first_come_first_served_bounded_and_timed():
+    async def scenario() -> list[str]:
+        loop = asyncio.get_running_loop()
+        queue = ModelQueue(max_pending=5, timeout=0.2)
+        release = threading.Event()
+        ran: list[str] = []
+
+        def job(name: str):
+            return lambda: ran.append(name) or release.wait(30)
+
+        def ask(name: str, deadline: float, disconnected: asyncio.Future | None = None) -> asyncio.Task:
+            return asyncio.create_task(queue.run(job(name), deadline, disconnected or loop.create_future()))
+
+        far = loop.time() + 60
+        waiting = [ask("blocker", far), ask("queued 0", far), ask("queued 1", far)]
+        await asyncio.sleep(0)
+        # one more waits until its deadline: 503, and its job never runs
+        with pytest.raises(RequestError, match=r"timed out after 0.2 s \(waiting for the model\)") as timed_out:
+            await ask("timed out", loop.time() + 0.2)
+        assert timed_out.value.status == 503
+        gone = loop.create_future()
+        left = ask("client gone", far, gone)
+        waiting.append(ask("late", far))
+        await asyncio.sleep(0)
+        with pytest.raises(RequestError, match="5 requests are already waiting") as refused:
+            await ask("refused", far)
+        assert refused.value.status == 429
+        gone.set_result(None)  # the client disconnected while its job waited: it gives its place up
+        await asyncio.wait([left])
+        assert isinstance(left.exception(), ClientGone)
+        release.set()
+        await asyncio.gather(*waiting)
+        queue.close()
+        return ran
+
+    assert asyncio.run(scenario()) == ["blocker", "queued 0", "queued 1", "late"]

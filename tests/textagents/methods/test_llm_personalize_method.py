@@ -43,8 +43,6 @@ def test_the_smoke_run_imitates_then_self_trains(tmp_path, tiny_models):
 
 def _fine_tuned_model_is_servable(model_dir: Path) -> None:
     """``textagents serve``'s server over a run's fine-tuned model answers as the model does locally."""
-    import threading
-
     import openai
 
     from textagents.llm.server import ModelHTTPServer
@@ -52,15 +50,13 @@ def _fine_tuned_model_is_servable(model_dir: Path) -> None:
 
     messages = [{"role": "user", "content": "tidy the kitchen"}]
     local = TransformersBackend(model_dir).chat(messages, max_tokens=6)
-    server = ModelHTTPServer(TransformersBackend(model_dir), port=0, model_name="tuned")
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = ModelHTTPServer(TransformersBackend(model_dir), port=0, model_name="tuned").start()
     try:
         client = openai.OpenAI(base_url=server.url, api_key="none", max_retries=0)
         reply = client.chat.completions.create(model="tuned", messages=messages, max_tokens=6, temperature=0)
         assert reply.choices[0].message.content == local
     finally:
-        server.shutdown()
-        server.server_close()
+        server.stop()
 
 
 def test_a_model_that_the_chosen_fine_tuning_cannot_train_is_refused_before_any_work(tmp_path, tiny_models):

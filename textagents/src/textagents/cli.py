@@ -5,6 +5,8 @@ any registered env, build the tiny test models."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -13,30 +15,63 @@ from pathlib import Path
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from textagents.llm.models import MODELS
+
+    if args.model not in MODELS and not Path(args.model).is_dir():
+        known = ", ".join(MODELS)
+        print(
+            f"error: no model directory at {args.model}: give a folder written by save_pretrained, "
+            f"or a downloaded model's name ({known})",
+            file=sys.stderr,
+        )
+        return 2
     from textagents.llm.server import ModelHTTPServer
+    from textagents.llm.server_api import Limits
     from textagents.llm.transformers_backend import TransformersBackend
 
     api_key = os.environ.get(args.api_key_env) or None
     backend = TransformersBackend(args.model, device=args.device, batch_size=args.batch_size)
+    limits = Limits(**{field.name: getattr(args, field.name) for field in dataclasses.fields(Limits)})
     server = ModelHTTPServer(
         backend,
         host=args.host,
         port=args.port,
         model_name=args.model_name,
         api_key=api_key,
-        max_request_bytes=args.max_request_bytes,
-        max_tokens_limit=args.max_tokens,
+        limits=limits,
+        allowed_hosts=args.allowed_host,
         verbose=args.verbose,
     )
     auth = f"API key from ${args.api_key_env}" if api_key else "no API key"
     print(f"serving {server.endpoints.model_name!r} at {server.url} ({auth}); Ctrl-C stops", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
     return 0
+
+
+#: What each of the serve command's limits flags sets (``textagents.llm.server_api.Limits``).
+SERVE_LIMITS = {
+    "max_request_bytes": "body size in bytes (413 above)",
+    "max_tokens": "largest max_tokens a request may ask for",
+    "max_prompts": "prompts in one completions request",
+    "max_request_tokens": "a request's prompt tokens plus max_tokens for each of its prompts",
+    "max_queue": "requests waiting for the model (429 above)",
+    "request_timeout": "seconds from a request's arrival to its answer (503 after)",
+}
+
+
+def _add_limits(serve: argparse.ArgumentParser) -> None:
+    from textagents.llm.server_api import Limits
+
+    group = serve.add_argument_group("limits (a request over a cap gets 400; docs/serve.md)")
+    for field in dataclasses.fields(Limits):
+        flag = "--" + field.name.replace("_", "-")
+        group.add_argument(
+            flag,
+            type=type(field.default),
+            default=field.default,
+            help=f"{SERVE_LIMITS[field.name]} (default %(default)s)",
+        )
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -433,8 +468,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="TEXTAGENTS_API_KEY",
         help="environment variable holding the API key clients must send; unset = no key (default %(default)s)",
     )
-    serve.add_argument("--max-request-bytes", type=int, default=1_000_000)
-    serve.add_argument("--max-tokens", type=int, default=1024, help="largest max_tokens a request may ask for")
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name clients reach the server by, besides IP addresses and localhost (repeatable; * allows any)",
+    )
+    _add_limits(serve)
     serve.add_argument("--batch-size", type=int, default=16)
     serve.add_argument("--device", default="cpu")
     serve.add_argument("--verbose", action="store_true", help="log every request")

@@ -1,358 +1,195 @@
 """``textagents serve``: an OpenAI-compatible HTTP server over a local ``transformers`` model.
 
 Endpoints: ``GET /v1/models``, ``POST /v1/completions`` (``logprobs``, ``echo``, ``stream``),
-``POST /v1/chat/completions`` (``logprobs``/``top_logprobs``, ``stream``). Standard library only
-(``ThreadingHTTPServer``); one forward pass at a time (the backend's lock). Bound to 127.0.0.1 unless told
-otherwise; optional bearer API key; request bodies over ``max_request_bytes`` get 413; malformed JSON or
-bad fields get 400 with a message naming the problem, in OpenAI's error format.
+``POST /v1/chat/completions`` (``logprobs``/``top_logprobs``, ``stream``). HTTP is uvicorn's (h11: strict
+message framing, so a body is never read as the next request on a kept-alive connection; a listen backlog
+of ``BACKLOG``); this module is the ASGI application over ``server_api`` (the checked requests) and
+``server_queue`` (the model's fair queue), and the server object that runs it.
+
+Who may ask: the server binds 127.0.0.1 unless told otherwise; the ``Host`` header must be an IP address,
+``localhost`` or an allowed name (a web page that rebinds its own DNS name to this machine is refused,
+403); requests from web pages (an ``Origin`` header) are refused (403); with an API key set, requests need
+``Authorization: Bearer <key>`` (401). Errors are answered in OpenAI's format; an internal failure is a 500
+with the exception's message and the server keeps running.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import ipaddress
 import json
+import socket
 import threading
-import time
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Collection
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
-from textagents.llm.base import Sampling
-from textagents.llm.transformers_backend import Generated, TransformersBackend
+import uvicorn
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
-MAX_LOGPROBS = 20
+from textagents.llm.server_api import (
+    Job,
+    Limits,
+    OpenAIEndpoints,
+    RequestError,
+    error_body,
+    parse_body,
+    stream_chunks,
+)
+from textagents.llm.server_queue import ClientGone, ModelQueue
+from textagents.llm.transformers_backend import TransformersBackend
 
-
-class RequestError(Exception):
-    """A client error: the HTTP status and the message sent back."""
-
-    def __init__(self, status: HTTPStatus, message: str, param: str | None = None):
-        super().__init__(message)
-        self.status = status
-        self.param = param
-
-
-# ---------------------------------------------------------------------- request fields
-def _field(body: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any) -> Any:
-    value = body.get(name, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) and kind in (int, float, (int, float)):
-        raise RequestError(HTTPStatus.BAD_REQUEST, f"'{name}' must be a number, got {value!r}", name)
-    if not isinstance(value, kind):
-        raise RequestError(HTTPStatus.BAD_REQUEST, f"'{name}' has the wrong type: {value!r}", name)
-    return value
+#: Connections the kernel holds for the server before it accepts them (the system's somaxconn caps it).
+BACKLOG = 2048
+#: Seconds ``stop`` gives open requests to finish.
+SHUTDOWN_GRACE = 5
 
 
-def sampling_of(body: dict[str, Any], max_tokens_limit: int, max_tokens_key: str = "max_tokens") -> Sampling:
-    max_tokens = _field(body, max_tokens_key, int, None)
-    if max_tokens is None:
-        max_tokens = _field(body, "max_tokens", int, 16)
-    if not 0 <= max_tokens <= max_tokens_limit:
-        raise RequestError(HTTPStatus.BAD_REQUEST, f"'max_tokens' must be in 0..{max_tokens_limit}, got {max_tokens}")
-    stop = body.get("stop")
-    if isinstance(stop, str):
-        stop = [stop]
-    if stop is not None and not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
-        raise RequestError(HTTPStatus.BAD_REQUEST, f"'stop' must be a string or a list of strings, got {stop!r}")
-    if _field(body, "n", int, 1) != 1:
-        raise RequestError(HTTPStatus.BAD_REQUEST, "only n=1 is supported", "n")
+def host_allowed(host: str, allowed_hosts: Collection[str]) -> bool:
+    """Whether a ``Host`` header names this server: an IP address, ``localhost`` or one of ``allowed_hosts``
+    (``"*"`` allows any). A DNS rebinding page sends its own name, never an IP address."""
     try:
-        return Sampling.of(
-            max_tokens=max_tokens,
-            temperature=float(_field(body, "temperature", (int, float), 1.0)),
-            top_p=float(_field(body, "top_p", (int, float), 1.0)),
-            stop=stop or (),
-            seed=_field(body, "seed", int, None),
-        )
-    except ValueError as error:
-        raise RequestError(HTTPStatus.BAD_REQUEST, str(error)) from error
+        name = urlsplit(f"//{host}").hostname  # without the port and an IPv6 address's brackets, lowercased
+    except ValueError:
+        return False
+    if name is None:
+        return False
+    if name == "localhost" or name in allowed_hosts or "*" in allowed_hosts:
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
-def _is_token_ids(value: Any) -> bool:
-    return (
-        isinstance(value, list) and bool(value) and all(isinstance(t, int) and not isinstance(t, bool) for t in value)
+def _json(status: HTTPStatus, body: dict[str, Any]) -> Response:
+    return Response(json.dumps(body), status_code=status, media_type="application/json")
+
+
+def _event_stream(response: dict[str, Any]) -> Response:
+    events = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in stream_chunks(response)) + "data: [DONE]\n\n"
+    return Response(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+async def _read_body(request: Request, max_bytes: int) -> bytes:
+    """The body, which needs a ``Content-Length`` (411) of at most ``max_bytes`` (413)."""
+    length = request.headers.get("content-length")
+    if length is None or not length.isdigit():
+        raise RequestError(HTTPStatus.LENGTH_REQUIRED, "a JSON body with a Content-Length header is required")
+    too_large = RequestError(
+        HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"request body of {length} bytes exceeds the limit of {max_bytes} bytes"
     )
+    if int(length) > max_bytes:
+        raise too_large
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
-def prompts_of(prompt: Any, vocabulary_size: int) -> list[str | list[int]]:
-    """The request's prompts: a string, a list of strings, token ids, or a list of token-id lists."""
-    if isinstance(prompt, str) or _is_token_ids(prompt):
-        prompts = [prompt]
-    elif isinstance(prompt, list) and prompt and all(isinstance(p, str) or _is_token_ids(p) for p in prompt):
-        prompts = list(prompt)
-    else:
-        message = "'prompt' must be a string, a list of strings, a list of token ids or a list of such lists"
-        raise RequestError(HTTPStatus.BAD_REQUEST, message, "prompt")
-    for p in prompts:
-        if not isinstance(p, str) and not all(0 <= t < vocabulary_size for t in p):
-            raise RequestError(HTTPStatus.BAD_REQUEST, f"token ids must be in 0..{vocabulary_size - 1}", "prompt")
-    return prompts
+async def _disconnected(receive: Receive) -> None:
+    """Returns when the client has gone (after the body was read, the next message is the disconnect)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
-def _error_body(status: HTTPStatus, message: str, param: str | None = None) -> dict[str, Any]:
-    kind = "invalid_request_error" if status < 500 else "server_error"
-    return {"error": {"message": message, "type": kind, "param": param, "code": status.value}}
+class OpenAIApp:
+    """The ASGI application: checks who asks, reads and checks the request, queues its job for the model,
+    and answers (JSON or server-sent events)."""
 
-
-# ---------------------------------------------------------------------- responses
-class OpenAIEndpoints:
-    """The API's logic, independent of HTTP: request dict -> response dict (or chunks when streaming)."""
-
-    def __init__(self, backend: TransformersBackend, model_name: str, max_tokens_limit: int = 1024):
-        self.backend = backend
-        self.model_name = model_name
-        self.max_tokens_limit = max_tokens_limit
-        self.created = int(time.time())
-
-    def models(self) -> dict[str, Any]:
-        card = {"id": self.model_name, "object": "model", "created": self.created, "owned_by": "textagents"}
-        return {"object": "list", "data": [card]}
-
-    def _check_model(self, body: dict[str, Any]) -> None:
-        model = body.get("model")
-        if model is not None and model != self.model_name:
-            raise RequestError(
-                HTTPStatus.NOT_FOUND, f"model {model!r} is not served here; available: {self.model_name!r}", "model"
-            )
-
-    def completions(self, body: dict[str, Any]) -> dict[str, Any]:
-        self._check_model(body)
-        prompts = prompts_of(body.get("prompt"), len(self.backend.tokenizer))
-        sampling = sampling_of(body, self.max_tokens_limit)
-        top = _field(body, "logprobs", int, None)
-        if top is not None and not 0 <= top <= MAX_LOGPROBS:
-            raise RequestError(HTTPStatus.BAD_REQUEST, f"'logprobs' must be in 0..{MAX_LOGPROBS}", "logprobs")
-        echo = bool(_field(body, "echo", bool, False))
-        if echo and self.backend.seq2seq:
-            raise RequestError(HTTPStatus.BAD_REQUEST, "echo is not supported for seq2seq models", "echo")
-        wanted = 0 if top is None else max(top, 1)
-        generated = self.backend.generate_detailed(prompts, sampling, logprobs=wanted)
-        choices, prompt_tokens, completion_tokens = [], 0, 0
-        for index, (prompt, completion) in enumerate(zip(prompts, generated, strict=True)):
-            prompt_tokens += completion.prompt_tokens
-            completion_tokens += len(completion.tokens)
-            echoed = self.backend.prompt_logprobs(prompt, top=max(wanted, 1)) if echo else None
-            choices.append(
-                {
-                    "index": index,
-                    "text": (echoed.text if echoed is not None else "") + completion.text,
-                    "logprobs": None if top is None else completion_logprobs(echoed, completion, top),
-                    "finish_reason": completion.finish_reason,
-                }
-            )
-        return {
-            "id": f"cmpl-{uuid.uuid4().hex}",
-            "object": "text_completion",
-            "created": int(time.time()),
-            "model": self.model_name,
-            "choices": choices,
-            "usage": _usage(prompt_tokens, completion_tokens),
+    def __init__(
+        self,
+        endpoints: OpenAIEndpoints,
+        queue: ModelQueue,
+        api_key: str | None = None,
+        allowed_hosts: Collection[str] = (),
+    ):
+        self.endpoints = endpoints
+        self.queue = queue
+        self.api_key = api_key
+        self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts)
+        self.routes: dict[tuple[str, str], Callable[[dict[str, Any]], Job] | None] = {
+            ("GET", "/v1/models"): None,
+            ("POST", "/v1/completions"): endpoints.completions,
+            ("POST", "/v1/chat/completions"): endpoints.chat_completions,
         }
+        #: Internal errors answered (500s) since the start.
+        self.errors = 0
 
-    def chat_completions(self, body: dict[str, Any]) -> dict[str, Any]:
-        self._check_model(body)
-        messages = body.get("messages")
-        valid = (
-            isinstance(messages, list)
-            and messages
-            and all(
-                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-                for m in messages
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        response = await self._respond(request)
+        await response(scope, receive, send)
+
+    def _check_caller(self, headers: Headers) -> None:
+        host = headers.get("host")
+        if host is not None and not host_allowed(host, self.allowed_hosts):
+            message = (
+                f"Host {host!r} is not a name of this server: use its IP address or localhost, or start it with "
+                "--allowed-host NAME (requests through other names are refused against DNS rebinding)"
             )
-        )
-        if not valid:
-            raise RequestError(
-                HTTPStatus.BAD_REQUEST,
-                "'messages' must be a non-empty list of {'role': str, 'content': str} objects",
-                "messages",
-            )
-        sampling = sampling_of(body, self.max_tokens_limit, max_tokens_key="max_completion_tokens")
-        want_logprobs = bool(_field(body, "logprobs", bool, False))
-        top = _field(body, "top_logprobs", int, 0)
-        if not 0 <= top <= MAX_LOGPROBS:
-            raise RequestError(HTTPStatus.BAD_REQUEST, f"'top_logprobs' must be in 0..{MAX_LOGPROBS}", "top_logprobs")
-        prompt = self.backend.chat_prompt(messages)
-        (completion,) = self.backend.generate_detailed([prompt], sampling, logprobs=max(top, 1) if want_logprobs else 0)
-        logprobs = None
-        if want_logprobs:
-            content = []
-            for token, logprob, alternatives in zip(
-                completion.tokens, completion.token_logprobs, completion.top_logprobs, strict=True
-            ):
-                ranked = sorted((alternatives or {}).items(), key=lambda kv: -kv[1])[:top]
-                content.append(
-                    {
-                        **_token_entry(token, logprob),
-                        "top_logprobs": [_token_entry(t, lp) for t, lp in ranked],
-                    }
-                )
-            logprobs = {"content": content}
-        return {
-            "id": f"chatcmpl-{uuid.uuid4().hex}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": self.model_name,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": completion.text},
-                    "logprobs": logprobs,
-                    "finish_reason": completion.finish_reason,
-                }
-            ],
-            "usage": _usage(completion.prompt_tokens, len(completion.tokens)),
-        }
-
-
-def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
-
-
-def _token_entry(token: str, logprob: float | None) -> dict[str, Any]:
-    return {"token": token, "logprob": logprob, "bytes": list(token.encode("utf-8"))}
-
-
-def completion_logprobs(echoed: Generated | None, completion: Generated, top: int) -> dict[str, Any]:
-    """The legacy completions ``logprobs`` object: tokens, their log-probs, top alternatives, text offsets."""
-    parts = [echoed, completion] if echoed is not None else [completion]
-    tokens, token_logprobs, top_logprobs, offsets = [], [], [], []
-    base = 0
-    for part in parts:
-        tokens += part.tokens
-        token_logprobs += part.token_logprobs
-        for alternatives in part.top_logprobs:
-            ranked = sorted(alternatives.items(), key=lambda kv: -kv[1])[:top] if alternatives is not None else None
-            top_logprobs.append(dict(ranked) if ranked is not None else None)
-        offsets += [base + o for o in part.offsets()]
-        base += len(part.text)
-    return {"tokens": tokens, "token_logprobs": token_logprobs, "top_logprobs": top_logprobs, "text_offset": offsets}
-
-
-def stream_chunks(response: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """A finished response as OpenAI streaming chunks: the content, then the finish reason."""
-    if response["object"] == "chat.completion":
-        choice = response["choices"][0]
-        base = {key: response[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
-        yield base | {
-            "choices": [
-                {
-                    "index": 0,
-                    "delta": {"role": "assistant", "content": choice["message"]["content"]},
-                    "logprobs": choice["logprobs"],
-                    "finish_reason": None,
-                }
-            ]
-        }
-        yield base | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}
-    else:
-        yield response
-
-
-# ---------------------------------------------------------------------- HTTP
-class _Handler(BaseHTTPRequestHandler):
-    server: ModelHTTPServer
-    protocol_version = "HTTP/1.1"
-    #: Seconds a connection may sit idle or trickle a request before it is dropped (frees the thread).
-    timeout = 120
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.verbose:
-            super().log_message(format, *args)
-
-    def _send_json(self, status: HTTPStatus, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _send_stream(self, chunks: Iterator[dict[str, Any]]) -> None:
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        for chunk in chunks:
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.close_connection = True
-
-    def _authorized(self) -> bool:
-        expected = self.server.api_key
-        if expected is None:
-            return True
-        given = self.headers.get("Authorization", "")
-        return hmac.compare_digest(given.encode(), f"Bearer {expected}".encode())
-
-    def _handle(self, method: str) -> None:
-        try:
-            if not self._authorized():
+            raise RequestError(HTTPStatus.FORBIDDEN, message)
+        if "origin" in headers:
+            message = f"requests from web pages (Origin {headers['origin']!r}) are refused"
+            raise RequestError(HTTPStatus.FORBIDDEN, message)
+        if self.api_key is not None:
+            given = headers.get("authorization", "")
+            if not hmac.compare_digest(given.encode(), f"Bearer {self.api_key}".encode()):
                 raise RequestError(HTTPStatus.UNAUTHORIZED, "missing or wrong API key (Authorization: Bearer ...)")
-            path = self.path.split("?", 1)[0].rstrip("/")
-            routes = {
-                ("GET", "/v1/models"): None,
-                ("POST", "/v1/completions"): self.server.endpoints.completions,
-                ("POST", "/v1/chat/completions"): self.server.endpoints.chat_completions,
-            }
-            if (method, path) not in routes:
-                known = ", ".join(f"{m} {p}" for m, p in routes)
-                raise RequestError(HTTPStatus.NOT_FOUND, f"no route {method} {path}; routes: {known}")
-            if method == "GET":
-                self._send_json(HTTPStatus.OK, self.server.endpoints.models())
-                return
-            body = self._read_json()
-            response = routes[(method, path)](body)
-            if body.get("stream") is True:
-                self._send_stream(stream_chunks(response))
-            else:
-                self._send_json(HTTPStatus.OK, response)
-        except RequestError as error:
-            self._send_json(error.status, _error_body(error.status, str(error), error.param))
-        except Exception as error:  # a bug or a model failure: report it without killing the server
-            self.server.errors += 1
-            message = f"internal error: {type(error).__name__}: {error}"
-            self._send_json(HTTPStatus.INTERNAL_SERVER_ERROR, _error_body(HTTPStatus.INTERNAL_SERVER_ERROR, message))
 
-    def _read_json(self) -> dict[str, Any]:
-        length_header = self.headers.get("Content-Length")
-        if length_header is None or not length_header.isdigit():
-            self.close_connection = True
-            raise RequestError(HTTPStatus.LENGTH_REQUIRED, "a JSON body with a Content-Length header is required")
-        length = int(length_header)
-        if length > self.server.max_request_bytes:
-            self.close_connection = True  # the unread body must not be parsed as the next request
-            raise RequestError(
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                f"request body of {length} bytes exceeds the limit of {self.server.max_request_bytes} bytes",
-            )
-        raw = self.rfile.read(length)
+    def _prepare(self, endpoint: Callable[[dict[str, Any]], Job], raw: bytes) -> tuple[dict[str, Any], Job]:
+        body = parse_body(raw)
+        return body, endpoint(body)
+
+    async def _respond(self, request: Request) -> Response:
+        deadline = asyncio.get_running_loop().time() + self.queue.timeout
         try:
-            body = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise RequestError(HTTPStatus.BAD_REQUEST, f"malformed JSON body: {error}") from error
-        if not isinstance(body, dict):
-            raise RequestError(HTTPStatus.BAD_REQUEST, f"the JSON body must be an object, got {type(body).__name__}")
-        return body
+            self._check_caller(request.headers)
+            method, path = request.method, request.url.path.rstrip("/")
+            if (method, path) not in self.routes:
+                known = ", ".join(f"{m} {p}" for m, p in self.routes)
+                raise RequestError(HTTPStatus.NOT_FOUND, f"no route {method} {path}; routes: {known}")
+            endpoint = self.routes[(method, path)]
+            if endpoint is None:
+                return _json(HTTPStatus.OK, self.endpoints.models())
+            raw = await _read_body(request, self.endpoints.limits.max_request_bytes)
+            body, job = await run_in_threadpool(self._prepare, endpoint, raw)
+            response = await self.queue.run(job, deadline, _disconnected(request.receive))
+            return _event_stream(response) if body.get("stream") is True else _json(HTTPStatus.OK, response)
+        except RequestError as error:
+            return _json(error.status, error_body(error.status, str(error), error.param))
+        except (ClientGone, ClientDisconnect):
+            return Response(status_code=HTTPStatus.NO_CONTENT)  # nobody reads it
+        except Exception as error:  # a bug or a model failure: report it without killing the server
+            self.errors += 1
+            message = f"internal error: {type(error).__name__}: {error}"
+            status = HTTPStatus.INTERNAL_SERVER_ERROR
+            return _json(status, error_body(status, message))
 
-    def do_GET(self) -> None:
-        self._handle("GET")
 
-    def do_POST(self) -> None:
-        self._handle("POST")
+class ModelHTTPServer:
+    """The server: its socket is bound and listening from construction (``port=0`` picks a free port);
+    ``start()`` serves from a background thread (tests), ``serve_forever()`` blocks (the CLI; Ctrl-C stops).
 
-
-class ModelHTTPServer(ThreadingHTTPServer):
-    """The HTTP server; ``start()`` serves from a background thread (tests), ``serve_forever()`` blocks."""
-
-    daemon_threads = True
+    Arguments:
+        backend: the model.
+        host, port: where to listen; 127.0.0.1 (this machine only) by default.
+        model_name: the name clients use (default: the backend's).
+        api_key: the key clients must send; None: no key.
+        limits: per-request caps, the queue's length and the request timeout.
+        allowed_hosts: names besides IP addresses and ``localhost`` that clients may reach it by.
+        verbose: log every request.
+    """
 
     def __init__(
         self,
@@ -362,32 +199,61 @@ class ModelHTTPServer(ThreadingHTTPServer):
         port: int = 8000,
         model_name: str | None = None,
         api_key: str | None = None,
-        max_request_bytes: int = 1_000_000,
-        max_tokens_limit: int = 1024,
+        limits: Limits | None = None,
+        allowed_hosts: Collection[str] = (),
         verbose: bool = False,
     ):
-        super().__init__((host, port), _Handler)
-        self.endpoints = OpenAIEndpoints(backend, model_name or backend.model_name, max_tokens_limit)
-        self.api_key = api_key
-        self.max_request_bytes = max_request_bytes
-        self.verbose = verbose
-        self.errors = 0
+        limits = limits or Limits()
+        self.endpoints = OpenAIEndpoints(backend, model_name or backend.model_name, limits)
+        self.queue = ModelQueue(limits.max_queue, limits.request_timeout)
+        self.app = OpenAIApp(self.endpoints, self.queue, api_key=api_key, allowed_hosts=allowed_hosts)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.socket = socket.create_server((host, port), family=family, backlog=BACKLOG)
+        config = uvicorn.Config(
+            self.app,
+            http="h11",
+            ws="none",
+            lifespan="off",
+            backlog=BACKLOG,
+            proxy_headers=False,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE,
+            log_config=uvicorn.config.LOGGING_CONFIG if verbose else None,
+            log_level="info" if verbose else "warning",
+            access_log=verbose,
+        )
+        self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 
     @property
+    def server_address(self) -> tuple[str, int]:
+        return self.socket.getsockname()[:2]
+
+    @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        host, port = self.server_address
+        return f"http://{f'[{host}]' if ':' in host else host}:{port}/v1"
+
+    def serve_forever(self) -> None:
+        """Serve until Ctrl-C / SIGTERM (in the main thread) or ``stop()``; then close the socket."""
+        try:
+            self._server.run(sockets=[self.socket])
+        finally:
+            self.queue.close()
+            self.socket.close()
 
     def start(self) -> ModelHTTPServer:
+        """Serve from a background thread; returns once the server answers."""
         self._thread = threading.Thread(target=self.serve_forever, daemon=True, name="textagents-serve")
         self._thread.start()
+        while not self._server.started and self._thread.is_alive():
+            self._thread.join(0.01)
         return self
 
     def stop(self) -> None:
         """Stop serving (when ``start`` was called) and close the socket."""
         if self._thread is not None:
-            self.shutdown()  # blocks until serve_forever returns: only valid while it runs
+            self._server.should_exit = True
             self._thread.join()
             self._thread = None
-        self.server_close()
+        self.queue.close()
+        self.socket.close()
