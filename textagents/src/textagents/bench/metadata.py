@@ -1,5 +1,5 @@
 """What ``run.json`` records so that a leaderboard can be reproduced: the suite, every agent's settings (model,
-temperature, max tokens), seeds, package versions, the git commit and the machine."""
+temperature, max tokens), seeds, package versions, the project's git commit and the machine."""
 
 from __future__ import annotations
 
@@ -42,12 +42,32 @@ def package_versions() -> dict[str, str | None]:
     return versions
 
 
-def git_commit(directory: Path) -> dict[str, Any] | None:
-    """The commit checked out at ``directory`` and whether the work tree differs from it; None outside git."""
+def project_checkout() -> Path | None:
+    """The git checkout of this project that textagents runs from (``<root>/textagents/src/textagents``), or
+    None when it runs from anywhere else (an installed wheel): found by its layout, never by git's upward
+    search, which could land in whatever repository encloses an installation."""
+    root = Path(textagents.__file__).resolve().parents[3]
+    if (root / ".git").exists() and (root / "textagents" / "pyproject.toml").is_file():
+        return root
+    return None
+
+
+def project_commit() -> dict[str, Any] | None:
+    """The commit of the project's own checkout and whether its tracked files differ from it; None outside one.
+
+    Git runs in that checkout only (a suite's or a run's folder may be a repository whose config runs
+    programs, e.g. ``core.fsmonitor``), told where the repository is (no discovery), with hooks and the
+    file-system monitor off and without taking the index lock.
+    """
+    root = project_checkout()
+    if root is None:
+        return None
+    environment = {**os.environ, "GIT_DIR": str(root / ".git"), "GIT_WORK_TREE": str(root), "GIT_OPTIONAL_LOCKS": "0"}
+    safe = ("-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}")
 
     def git(*args: str) -> str:
         return subprocess.run(
-            ["git", *args], cwd=directory, capture_output=True, text=True, check=True, timeout=10
+            ["git", *safe, *args], cwd=root, env=environment, capture_output=True, text=True, check=True, timeout=10
         ).stdout.strip()
 
     try:
@@ -77,7 +97,7 @@ def run_metadata(
         "address": address,
         "machine": machine(),
         "packages": package_versions(),
-        "git": git_commit(Path(textagents.__file__).parent) or git_commit(suite.path.parent),
+        "git": project_commit(),
     }
     return {
         "suite": {

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from textagents.bench.metadata import git_commit, machine, package_versions
+from textagents.bench.metadata import machine, package_versions, project_commit
 from textagents.bench.store import to_json, write_json_atomic, write_text_atomic
 from textagents.jsonl import append_records, read_jsonl
 
@@ -78,7 +78,7 @@ class RunDir:
                 "config": config,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "versions": package_versions(),
-                "git": git_commit(Path(__file__).resolve().parent),
+                "git": project_commit(),
                 "machine": machine(),
             },
         )
