@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import selectors
 import socket
 import threading
+from collections.abc import Iterator
 
 import openai
 import pytest
@@ -362,3 +364,47 @@ def test_the_model_queue_is_first_come_first_served_bounded_and_timed():
         return ran
 
     assert asyncio.run(scenario()) == ["blocker", "queued 0", "queued 1", "late"]
+
+
+def _eventually(condition) -> bool:
+    """Whether ``condition()`` holds within 10 s (polled; the server thread acts meanwhile)."""
+    for _ in range(1000):
+        if condition():
+            return True
+        threading.Event().wait(0.01)
+    return False
+
+
+@contextlib.contextmanager
+def _busy_server(backend, request_timeout: float) -> Iterator[ModelHTTPServer]:
+    """A server whose model is busy with a long job until the block ends; no other job runs meanwhile."""
+    busy = ModelHTTPServer(backend, port=0, limits=Limits(request_timeout=request_timeout)).start()
+    release = threading.Event()
+    try:
+        busy.queue.submit(lambda: release.wait(60))
+        tokens = backend.usage.total_tokens
+        yield busy
+        release.set()
+        assert _eventually(lambda: busy.queue.pending == 0)
+        assert backend.usage.total_tokens == tokens  # no request's job ran
+    finally:
+        release.set()
+        busy.stop()
+
+
+COMPLETION = b'{"prompt": "go", "max_tokens": 1}'
+
+
+def test_a_request_behind_a_busy_model_times_out_and_never_runs(causal_backend):
+    with _busy_server(causal_backend, request_timeout=0.5) as busy:
+        status, payload = _raw_post(busy, "/v1/completions", COMPLETION)
+        assert status == 503 and "timed out after 0.5 s (waiting for the model)" in payload["error"]["message"]
+
+
+def test_a_client_that_hangs_up_while_waiting_leaves_the_queue(causal_backend):
+    with _busy_server(causal_backend, request_timeout=60) as busy:
+        with socket.create_connection(busy.server_address) as sock:
+            head = b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n"
+            sock.sendall(head % len(COMPLETION) + COMPLETION)
+            assert _eventually(lambda: busy.queue.pending == 2)
+        assert _eventually(lambda: busy.queue.pending == 1)
