@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
 
 from tests.textagents.families import FAMILIES, entry_of, short_episode_kwargs
 from tests.textenvs.corridor_env import CORRIDOR_ID
-from textagents.agents import GenerationAgent, GenericPrompt, ScoringAgent, play_episode, prompt_builder_for
+from textagents.agents import (
+    GenerationAgent,
+    GenericPrompt,
+    ScoreError,
+    ScoringAgent,
+    play_episode,
+    prompt_builder_for,
+)
 from textagents.agents.motion import MotionCommandWrapper, make_for_llm
 from textagents.llm import TokenUsage
 
@@ -86,6 +95,49 @@ def test_scoring_agent_distribution_greedy_and_sampled():
     assert draws[0] == draws[1] and len(set(draws[0])) > 1
     with pytest.raises(ValueError, match="temperature"):
         ScoringAgent(backend, GenericPrompt(), temperature=0)
+
+
+class AnswerBackend(ScriptedBackend):
+    """Answers every score call with ``answer``."""
+
+    def __init__(self, answer):
+        super().__init__([])
+        self.answer = answer
+
+    def score(self, contexts, candidates):
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (None, "expected one list of 3 numbers"),
+        ([None], "expected one list of 3 numbers"),
+        ([[1.0, 2.0]], "expected one list of 3 numbers"),
+        ([["a", "b", "c"]], "expected one list of 3 numbers"),
+        ([[float("nan"), 0.0, 1.0]], "non-finite scores {'go left': nan}"),
+        ([[None, 0.0, 1.0]], "non-finite scores"),
+        ([[float("inf"), 0.0, 1.0]], "non-finite scores"),
+        ([[float("-inf")] * 3], "non-finite scores"),
+    ],
+)
+def test_scoring_agent_refuses_scores_that_make_no_policy(answer, message):
+    agent = ScoringAgent(AnswerBackend(answer), GenericPrompt(), greedy=False, seed=0)
+    env = gym.make(CORRIDOR_ID)
+    obs, info = env.reset(seed=0)
+    agent.reset(obs, info)
+    with pytest.raises(ScoreError, match=re.escape(message)):
+        agent.act(obs, info)
+
+
+def test_scoring_agent_gives_minus_inf_no_chance_and_survives_a_tiny_temperature():
+    env = gym.make(CORRIDOR_ID)
+    obs, info = env.reset(seed=0)
+    for temperature in (1.0, 1e-305):  # 1e6 / 1e-305 overflows to inf
+        agent = ScoringAgent(AnswerBackend([[float("-inf"), 1e6, 0.0]]), GenericPrompt(), temperature=temperature)
+        agent.reset(obs, info)
+        assert agent.act(obs, info) == "go right"
+        assert agent.last_distribution == {"go left": 0.0, "go right": 1.0, "wait": 0.0}
 
 
 def test_motion_commands_need_a_box_action_space():

@@ -27,6 +27,12 @@ def test_parse_command_kinds(output, command, kind):
     assert parsed.is_miss == (kind in ("fuzzy", "fallback"))
 
 
+@pytest.mark.parametrize("look_alike", ["PIC\u212a UP", "pick\u00a0up", "pick \u0443p"])
+def test_a_unicode_look_alike_is_never_an_exact_or_contained_match(look_alike: str):
+    parsed = parse_command(look_alike, COMMANDS, fallback="drop")
+    assert parsed.is_miss
+
+
 def test_fallback_that_is_not_admissible_uses_the_first_command():
     assert parse_command("???", COMMANDS, fallback="fly").command == "turn left"
 

@@ -20,6 +20,12 @@ def test_normalize_command():
     assert normalize_command("pick up!") == "pick up"
 
 
+@pytest.mark.parametrize("look_alike", ["PIC\u212a UP", "pick\u00a0up", "pick \u0443p", "p\u0131ck up"])
+def test_unicode_look_alikes_name_no_command(look_alike: str):
+    # the Kelvin sign lower-cases to an ASCII "k" and \s matches a no-break space: neither may fold
+    assert CommandVocabulary(["pick up", "drop"]).parse(look_alike) is None
+
+
 def test_vocabulary_parses_case_and_aliases():
     vocab = CommandVocabulary(["Move West", "Do"], aliases={"move_left": "Move West"})
     assert vocab.parse("move west") == "Move West"

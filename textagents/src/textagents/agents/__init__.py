@@ -4,7 +4,7 @@ from textagents.agents.base import Agent
 from textagents.agents.episode import EpisodeRecord, play_episode
 from textagents.agents.expert_agent import ExpertAgent
 from textagents.agents.human import HumanAgent
-from textagents.agents.llm_agents import GenerationAgent, ScoringAgent
+from textagents.agents.llm_agents import GenerationAgent, ScoreError, ScoringAgent
 from textagents.agents.parsing import ParsedCommand, parse_command
 from textagents.agents.prompts import (
     GenericPrompt,
@@ -30,6 +30,7 @@ __all__ = [
     "Prompt",
     "PromptBuilder",
     "RandomAgent",
+    "ScoreError",
     "ScoringAgent",
     "glam_prompt",
     "parse_command",

@@ -111,11 +111,35 @@ class GenerationAgent:
         return None
 
 
+class ScoreError(ValueError):
+    """A backend's ``score`` answer that no policy can be made of (not one number per candidate, NaN, +inf,
+    or every candidate at -inf)."""
+
+
+def checked_scores(answer: Any, commands: list[str], model: str) -> np.ndarray:
+    """The scores of ``commands`` in ``answer`` (what ``backend.score`` returned for one context), or a
+    ScoreError saying what was wrong; -inf is a valid score (probability 0) while another is finite."""
+    try:
+        scores = np.asarray(answer[0], dtype=np.float64)
+    except (TypeError, ValueError, IndexError, KeyError):
+        scores = None
+    if scores is None or scores.shape != (len(commands),):
+        raise ScoreError(
+            f"{model}: score() returned {str(answer)[:200]!r}; expected one list of {len(commands)} numbers"
+        )
+    unusable = np.isnan(scores) | np.isposinf(scores)
+    if unusable.any() or np.isneginf(scores).all():
+        bad = {c: s for c, s in zip(commands, scores.tolist(), strict=True) if not np.isfinite(s)}
+        raise ScoreError(f"{model}: score() gave no usable policy: non-finite scores {bad}")
+    return scores
+
+
 class ScoringAgent:
     """GLAM's policy: a softmax over ``backend.score(prompt, admissible commands)``; greedy or sampled.
 
     ``temperature`` divides the scores before the softmax; ``last_distribution`` holds the policy of the
-    latest decision (command -> probability).
+    latest decision (command -> probability). A backend answer that gives no policy (None, the wrong
+    count, NaN or +inf scores) raises a ``ScoreError`` instead of picking a command anyway.
     """
 
     uid = "llm-score"
@@ -157,9 +181,9 @@ class ScoringAgent:
         admissible = admissible_commands(info)
         prompt = self.prompts.build(obs, info)
         candidates = [self.prompts.candidate_prefix + c for c in admissible]
-        scores = np.asarray(self.backend.score([prompt.text], [candidates])[0], dtype=np.float64)
-        logits = scores / self.temperature
-        probs = np.exp(logits - logits.max())
+        answer = self.backend.score([prompt.text], [candidates])
+        scores = checked_scores(answer, admissible, self.backend.model_name)
+        probs = np.exp((scores - scores.max()) / self.temperature)  # shifted first: no inf / inf at any temperature
         probs /= probs.sum()
         return dict(zip(admissible, probs.tolist(), strict=True))
 

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterable, Mapping, Sequence
 
-_SPACES = re.compile(r"\s+")
+_SPACES = re.compile(f"[{re.escape(string.whitespace)}]+")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 def normalize_command(text: str) -> str:
-    """Lower-case, trim, collapse runs of whitespace and drop trailing sentence punctuation."""
-    return _SPACES.sub(" ", text.strip().lower()).rstrip(".!").strip()
+    """Lower-case, trim, collapse runs of whitespace and drop trailing sentence punctuation.
+
+    Only ASCII letters and whitespace are folded: a look-alike (a Cyrillic "о", the Kelvin sign "K" that
+    ``str.lower`` turns into "k", a no-break space) stays as it is, so it names no command.
+    """
+    folded = _SPACES.sub(" ", text.translate(_ASCII_LOWER).strip(string.whitespace))
+    return folded.rstrip(".!").strip(string.whitespace)
 
 
 class CommandVocabulary:
