@@ -9,8 +9,13 @@ from pathlib import Path
 import pytest
 
 import textagents
+from tests.textenvs.corridor_env import CORRIDOR_ID
+from textagents.bench import SuiteError, load_suite
 from textagents.bench.metadata import project_checkout, project_commit, run_metadata
 from textagents.bench.suite import Suite
+from textagents.cli import main
+from textagents.llm import OpenAIBackend
+from textagents.methods.core.config import ConfigError, MethodConfig, config_from_dict
 
 
 def git(folder: Path, *args: str) -> str:
@@ -69,3 +74,50 @@ def test_git_runs_without_the_checkouts_hooks(tmp_path, monkeypatch):
         "dirty": False,
     }
     assert not marker.exists()
+
+
+def llm_suite(directory: Path, options: str) -> Path:
+    path = directory / "llm.yaml"
+    path.write_text(
+        f"envs: [{{id: {CORRIDOR_ID}, seeds: [0]}}]\n"
+        f"agents:\n  - {{name: remote, kind: llm-generate, model: m, {options}}}\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize("variable", ["AWS_SECRET_ACCESS_KEY", "HOME", "GITHUB_TOKEN", "openai_api_key"])
+def test_a_suite_may_only_name_api_key_variables(tmp_path, variable):
+    suite = llm_suite(tmp_path, f"base_url: 'http://attacker.example:8080/v1', api_key_env: {variable}")
+    with pytest.raises(
+        SuiteError, match=rf"agents\[0\]\.api_key_env: api_key_env '{variable}' is not named like an API key"
+    ):
+        load_suite(suite)
+
+
+def test_the_command_line_may_not_name_other_variables_either(tmp_path, capsys):
+    suite = llm_suite(tmp_path, "base_url: 'http://127.0.0.1:9/v1'")
+    assert main(["bench", "run", str(suite), "--out", str(tmp_path / "o"), "--dry-run", "--api-key-env", "HOME"]) == 2
+    assert "api_key_env 'HOME' is not named like an API key" in capsys.readouterr().err
+
+
+def test_a_server_url_must_be_http(tmp_path):
+    with pytest.raises(SuiteError, match=r"agents\[0\]\.base_url: base_url 'file:///etc/passwd' is not an http"):
+        load_suite(llm_suite(tmp_path, "base_url: 'file:///etc/passwd'"))
+
+
+def test_the_dry_run_plan_shows_where_prompts_and_the_key_go(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("EXAMPLE_API_KEY", "secret")
+    suite = llm_suite(tmp_path, "base_url: 'https://user@llm.example.org:8443/v1', api_key_env: EXAMPLE_API_KEY")
+    assert main(["bench", "run", str(suite), "--out", str(tmp_path / "o"), "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert "agent 'remote' (llm-generate): the model 'm' at https://user@llm.example.org:8443/v1" in err
+    assert "the key in $EXAMPLE_API_KEY (set) go to https://llm.example.org:8443" in err
+    assert "secret" not in err
+
+
+def test_method_configs_and_the_backend_refuse_other_variables(monkeypatch):
+    with pytest.raises(ConfigError, match="'GITHUB_TOKEN' is not named like an API key"):
+        config_from_dict(MethodConfig, {"api_key_env": "GITHUB_TOKEN"}, "method.yaml")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
+    with pytest.raises(ValueError, match="not named like an API key"):
+        OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", api_key_env="GITHUB_TOKEN")

@@ -100,9 +100,9 @@ def test_client_errors_fail_at_once_with_the_servers_message(scripted):
 
 
 def test_missing_key_for_openai_itself_is_explained(monkeypatch):
-    monkeypatch.delenv("MY_KEY", raising=False)
-    with pytest.raises(LLMRequestError, match=r"\$MY_KEY"):
-        OpenAIBackend("gpt-4o", api_key_env="MY_KEY")
+    monkeypatch.delenv("MY_API_KEY", raising=False)
+    with pytest.raises(LLMRequestError, match=r"\$MY_API_KEY"):
+        OpenAIBackend("gpt-4o", api_key_env="MY_API_KEY")
 
 
 def test_score_requires_prompt_logprobs(scripted):

@@ -138,7 +138,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _bench_run(args: argparse.Namespace) -> int:
-    from textagents.bench import SuiteError, load_suite, run_suite
+    from textagents.bench import AGENT_KINDS, SuiteError, load_suite, run_suite
 
     overrides = {
         "model": _model(args),
@@ -160,6 +160,9 @@ def _bench_run(args: argparse.Namespace) -> int:
         f"-> {args.out}",
         file=sys.stderr,
     )
+    for agent in suite.agents:
+        uses = AGENT_KINDS[agent.kind].describe(agent.options)
+        print(f"agent {agent.name!r} ({agent.kind}): {uses}", file=sys.stderr)
     if args.dry_run:
         for task in tasks:
             print(f"{task.agent.name}\t{task.env.name}\t{task.seed}")

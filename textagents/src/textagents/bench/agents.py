@@ -7,6 +7,7 @@ episodes; the agent itself is built fresh for every episode, seeded by the episo
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -62,7 +63,8 @@ class GenerationOptions(LLMOptions):
 class AgentKind:
     """How a suite's agent of this kind is configured (``options``, a frozen dataclass), the env it plays
     (``make_env(env_id, kwargs, options)``) and the agent of one episode (``build(env, options, seed)``).
-    ``unconfigured(options)`` says why the agent cannot run here (it is then skipped with that notice)."""
+    ``unconfigured(options)`` says why the agent cannot run here (it is then skipped with that notice);
+    ``describe(options)`` what the agent uses (its files, its model and where its prompts go), for the plan."""
 
     name: str
     summary: str
@@ -70,6 +72,7 @@ class AgentKind:
     make_env: Callable[[str, dict[str, Any], Any], gym.Env]
     build: Callable[[gym.Env, Any, int], Agent]
     unconfigured: Callable[[Any], str | None] = lambda options: None
+    describe: Callable[[Any], str] = lambda options: "nothing to load"
 
     def option_names(self) -> list[str]:
         return [f.name for f in fields(self.options)]
@@ -121,6 +124,24 @@ def _sb3_unconfigured(options: SB3Options) -> str | None:
 
     missing = missing_files(Path(options.run))
     return f"the run directory {options.run} has no {' or '.join(missing)}" if missing else None
+
+
+def _sb3_describe(options: SB3Options) -> str:
+    return f"the trained run {options.run} (config.json now, weights when it plays)"
+
+
+def _llm_describe(options: LLMOptions) -> str:
+    if options.llm_replay is not None:
+        return f"answers replayed from {options.llm_replay} (no model)"
+    if options.base_url is None:
+        return f"the local model {options.model} on {options.device}"
+    from textagents.llm.openai_backend import server_address
+
+    key = "set" if os.environ.get(options.api_key_env) else "not set: no key is sent"
+    return (
+        f"the model {options.model!r} at {options.base_url}: prompts and the key in ${options.api_key_env} "
+        f"({key}) go to {server_address(options.base_url)}"
+    )
 
 
 def _backend(model: str, base_url: str | None, api_key_env: str, device: str):
@@ -197,7 +218,9 @@ AGENT_KINDS: dict[str, AgentKind] = {
     for kind in (
         AgentKind("random", "a uniformly random admissible command", NoOptions, _text_env, _random),
         AgentKind("expert", "the family's expert (oracle policy)", NoOptions, _native_env, _expert),
-        AgentKind("sb3", "a trained Stable-Baselines3 run", SB3Options, _sb3_env, _sb3, _sb3_unconfigured),
+        AgentKind(
+            "sb3", "a trained Stable-Baselines3 run", SB3Options, _sb3_env, _sb3, _sb3_unconfigured, _sb3_describe
+        ),
         AgentKind(
             "llm-generate",
             "an LLM generates a command, parsed to an admissible one",
@@ -205,6 +228,7 @@ AGENT_KINDS: dict[str, AgentKind] = {
             _text_env,
             _generation_agent,
             _llm_unconfigured,
+            _llm_describe,
         ),
         AgentKind(
             "llm-score",
@@ -213,6 +237,7 @@ AGENT_KINDS: dict[str, AgentKind] = {
             _text_env,
             _scoring_agent,
             _llm_unconfigured,
+            _llm_describe,
         ),
     )
 }

@@ -32,6 +32,7 @@ from gymnasium.envs.registration import load_env_creator
 
 from textagents.bench.agents import AGENT_KINDS, LLMOptions
 from textagents.bench.typecheck import describe, matches, parameter_hints
+from textagents.llm.openai_backend import check_api_key_env, server_address
 from textenvs.core.registration import LazyEntryPoint, accepted_kwargs, load_attr
 
 SUITE_KEYS = ("name", "description", "seeds", "max_steps", "envs", "agents")
@@ -221,9 +222,24 @@ def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], ov
             if options.get(key) is not None
         }
         parsed = replace(parsed, **{**recordings, **{k: v for k, v in overrides.items() if v is not None}})
+        _check_server(check, where, parsed)
     if "run" in options:
         parsed = replace(parsed, run=str((check.path.parent / options["run"]).resolve()))
     return AgentConfig(name=name, kind=kind_name, options=parsed, envs=envs)
+
+
+def _check_server(check: _Checker, where: str, options: LLMOptions) -> None:
+    """The key's variable is named like an API key and the server's URL is http(s): a suite cannot send any
+    variable anywhere."""
+    try:
+        check_api_key_env(options.api_key_env)
+    except ValueError as error:
+        raise check.fail(f"{where}.api_key_env", str(error)) from error
+    if options.base_url is not None:
+        try:
+            server_address(options.base_url)
+        except ValueError as error:
+            raise check.fail(f"{where}.base_url", str(error)) from error
 
 
 def _is_required(option: Any) -> bool:

@@ -14,10 +14,12 @@ prompts, which end with a space.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 from textagents.llm.accounting import TokenUsage
 from textagents.llm.base import Message, Sampling, check_score_inputs
@@ -25,6 +27,30 @@ from textagents.llm.base import Message, Sampling, check_score_inputs
 
 class LLMRequestError(RuntimeError):
     """A request the server refused (4xx) or that kept failing after every retry."""
+
+
+#: The environment variables a key may be read from: a config or suite that names the server could
+#: otherwise send any variable (a token, a password) to any host.
+API_KEY_ENV = re.compile(r"[A-Z][A-Z0-9_]*_API_KEY")
+
+
+def check_api_key_env(name: str) -> str:
+    """``name`` if it is named like an API key (``*_API_KEY``, e.g. ``OPENAI_API_KEY``); ``ValueError`` if not."""
+    if not API_KEY_ENV.fullmatch(name):
+        raise ValueError(
+            f"api_key_env {name!r} is not named like an API key: only variables named *_API_KEY (capitals, "
+            "digits and _, e.g. OPENAI_API_KEY) are sent to a server"
+        )
+    return name
+
+
+def server_address(base_url: str) -> str:
+    """``scheme://host[:port]`` of a server's URL: where its prompts and key go; ``ValueError`` unless the URL
+    is http(s) with a host."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"base_url {base_url!r} is not an http:// or https:// URL with a host")
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
 def _openai():
@@ -39,8 +65,8 @@ class OpenAIBackend:
     Arguments:
         model: the model name the server knows.
         base_url: the server (default: the client's, i.e. ``$OPENAI_BASE_URL`` or api.openai.com).
-        api_key_env: the environment variable holding the key; a local server (``base_url`` given) may
-            need none, OpenAI's does.
+        api_key_env: the environment variable holding the key, named ``*_API_KEY`` (``check_api_key_env``);
+            a local server (``base_url`` given) may need none, OpenAI's does.
         timeout_s: per-request timeout; max_retries: retries of transient failures, waiting
             ``backoff_s * 2**attempt`` (at most ``max_backoff_s``) between them.
         tokenizer: the served model's tokenizer (an object with ``__call__``, or a path for
@@ -62,7 +88,7 @@ class OpenAIBackend:
         tokenizer: Any = None,
         score_batch: int = 64,
     ):
-        api_key = os.environ.get(api_key_env)
+        api_key = os.environ.get(check_api_key_env(api_key_env))
         if not api_key:
             if base_url is None:
                 raise LLMRequestError(f"no API key: set ${api_key_env} (or pass base_url= for a local server)")

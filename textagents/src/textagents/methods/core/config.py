@@ -12,6 +12,7 @@ import yaml
 
 from textagents.bench.suite import unknown_choice
 from textagents.bench.typecheck import describe, matches, parameter_hints
+from textagents.llm.openai_backend import check_api_key_env, server_address
 
 
 class ConfigError(ValueError):
@@ -26,7 +27,7 @@ class MethodConfig:
     evaluation every ``eval_every`` (0: only at the end), ``keep_checkpoints`` kept on disk, the ``seed`` of
     everything random, and the LLM: ``model`` (a local transformers directory, a downloaded model's name such
     as ``smollm2-135m-instruct``, or a name at ``base_url``, an OpenAI-compatible server whose key is read
-    from ``api_key_env``); ``None`` where the method runs without one.
+    from ``api_key_env``, a variable named ``*_API_KEY``); ``None`` where the method runs without one.
     """
 
     iterations: int = 10
@@ -40,6 +41,9 @@ class MethodConfig:
 
     def __post_init__(self) -> None:
         self.require_positive("iterations", "checkpoint_every", "keep_checkpoints")
+        check_api_key_env(self.api_key_env)
+        if self.base_url is not None:
+            server_address(self.base_url)
         if self.eval_every < 0:
             raise ValueError(f"eval_every must be >= 0 (0: only at the end), got {self.eval_every}")
         for field in fields(self):
