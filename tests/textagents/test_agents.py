@@ -58,6 +58,19 @@ def test_human_agent_reads_indices_and_text():
     assert any(line.startswith("episode over: success=True") for line in shown)
 
 
+def test_human_agent_help_reads_again_and_quit_stops():
+    typed = iter(["help", "?", "1", "quit"])
+    shown: list[str] = []
+    agent = HumanAgent(read=lambda _: next(typed), write=shown.append)
+    env = gym.make(CORRIDOR_ID)
+    obs, info = env.reset(seed=0)
+    agent.reset(obs, info)
+    assert agent.act(obs, info) == "go right"
+    assert sum("'quit' (or Ctrl-D) stops" in line for line in shown) == 2
+    with pytest.raises(EOFError):
+        agent.act(obs, info)
+
+
 class Recorder(RandomAgent):
     def __init__(self):
         super().__init__(seed=0)

@@ -35,6 +35,20 @@ def test_play_reports_invalid_commands_and_quits():
     assert stdout.getvalue().rstrip().endswith("Bye.")
 
 
+def test_play_explains_help_and_quit_and_help_costs_no_step():
+    stdout = io.StringIO()
+    assert play(CORRIDOR_ID, 0, io.StringIO("help\nHELP\nquit\n"), stdout) == 0
+    out = stdout.getvalue()
+    assert out.count("'help' shows this, 'quit' (or Ctrl-D) ends the game") == 3  # at the start, then twice
+    assert "reward" not in out and "not a valid command" not in out
+
+
+def test_play_help_of_a_continuous_env_says_how_many_numbers(data_dir):
+    stdout = io.StringIO()
+    assert play("Fastsim-Text-HardMaze-v0", 0, io.StringIO("help\nexit\n"), stdout) == 0
+    assert "Type 2 numbers separated by spaces or commas, each in [-4, 4]" in stdout.getvalue()
+
+
 def test_play_unknown_id_suggests_closest():
     with pytest.raises(ValueError, match="TestCorridor-v0"):
         play("TestCoridor-v0", 0, io.StringIO(), io.StringIO())

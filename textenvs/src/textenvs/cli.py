@@ -15,6 +15,17 @@ from textenvs.core.registration import EnvEntry, unknown_id_error
 from textenvs.data import DataNotFoundError
 
 QUIT_WORDS = ("quit", "exit")
+HELP_WORDS = ("help", "?")
+
+
+def play_help(env: gym.Env) -> str:
+    """What a player can type in ``textenvs play``."""
+    if isinstance(env.action_space, gym.spaces.Box):
+        low, high = env.action_space.low.min(), env.action_space.high.max()
+        what = f"{env.action_space.shape[0]} numbers separated by spaces or commas, each in [{low:g}, {high:g}]"
+    else:
+        what = "one of the commands listed after 'Commands:' (case does not matter)"
+    return f"Type {what}; 'help' shows this, 'quit' (or Ctrl-D) ends the game.\n"
 
 
 def _entries(family: str | None) -> list[EnvEntry]:
@@ -82,6 +93,7 @@ def play(env_id: str, seed: int | None, stdin: TextIO, stdout: TextIO, **kwargs:
     write = stdout.write
     continuous = isinstance(env.action_space, gym.spaces.Box)
     prompt = f"action ({env.action_space.shape[0]} numbers)> " if continuous else "command> "
+    write(play_help(env))
     while True:
         if obs.get("mission"):
             write(f"Mission: {obs['mission']}\n")
@@ -96,6 +108,9 @@ def play(env_id: str, seed: int | None, stdin: TextIO, stdout: TextIO, **kwargs:
         if not line or line.strip().lower() in QUIT_WORDS:
             write("\nBye.\n")
             return 0
+        if line.strip().lower() in HELP_WORDS:
+            write(play_help(env))
+            continue
         action = _read_action(env, line.strip())
         if action is None or (continuous and action.shape != env.action_space.shape):
             write(f"[enter {env.action_space.shape[0]} numbers, e.g. 1.0 2.0]\n")

@@ -5,12 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+QUIT_WORDS = ("quit", "exit")
+HELP_WORDS = ("help", "?")
+HELP = "Type a command's [number] or the command itself; 'help' shows this, 'quit' (or Ctrl-D) stops."
+
 
 class HumanAgent:
     """A read-eval-print loop: ``act`` prints the mission, the text and the commands, then reads a line.
 
-    A number picks the command of that index; anything else is sent as typed (the env reports an invalid
-    one). End of input (Ctrl-D) raises ``EOFError`` so that the caller can stop the episode.
+    A number picks the command of that index; ``help`` says what can be typed; anything else is sent as
+    typed (the env reports an invalid one). ``quit``, ``exit`` and end of input (Ctrl-D) raise ``EOFError``
+    so that the caller can stop the episode.
     """
 
     uid = "human"
@@ -36,7 +41,10 @@ class HumanAgent:
         commands = list(info.get("admissible_commands") or [])
         for index, command in enumerate(commands):
             self.write(f"  [{index}] {command}")
-        line = self.read("> ").strip()
+        while (line := self.read("> ").strip()).lower() in HELP_WORDS:
+            self.write(HELP)
+        if line.lower() in QUIT_WORDS:
+            raise EOFError(line)
         if line.isdigit() and int(line) < len(commands):
             return commands[int(line)]
         return line
