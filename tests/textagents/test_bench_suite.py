@@ -99,6 +99,22 @@ def test_cli_refuses_a_malformed_suite_before_any_episode(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_dry_run_refuses_an_sb3_agent_given_an_env_it_was_not_trained_for(tmp_path, capsys):
+    baseline = REPO / "benchmarks" / "baselines" / "ppo_bow_babyai_gotoredballgrey"
+    text = (
+        "envs:\n  - id: BabyAI-Text-GoToLocal-v0\n  - id: Crafter-Text-MakeWoodPickaxe-v0\n"
+        f"agents:\n  - {{name: ppo, kind: sb3, run: {baseline}}}\n"
+    )
+    suite, out = write_suite(tmp_path, text), tmp_path / "run"
+    assert main(["bench", "run", str(suite), "--out", str(out), "--dry-run"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith(f"error: {suite}: agent 'ppo' on env 'Crafter-Text-MakeWoodPickaxe-v0': the model of")
+    assert "trained on BabyAI-Text-GoToRedBallGrey-v0" in error and "observation_space lacks ['direction']" in error
+    assert error.endswith("list the envs this agent can play in its `envs:`") and not out.exists()
+    restricted = text.replace(f"run: {baseline}}}", f"run: {baseline}, envs: [BabyAI-Text-GoToLocal-v0]}}")
+    assert len(load_suite(write_suite(tmp_path, restricted)).tasks()) == 10
+
+
 def test_llm_suite_skips_llm_agents_with_a_notice_when_no_model_is_given(data_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("TEXTENVS_CACHE_DIR", str(tmp_path))  # SmolLM2 not downloaded
     suite = load_suite(REPO / "benchmarks" / "suites" / "llm.yaml")

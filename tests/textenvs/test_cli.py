@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import textenvs
-from textenvs.cli import format_table, main, play
+from textenvs.cli import format_table, main, play, run_command
 from textenvs.core import EnvEntry
 from textenvs.experts_report import expert_table
 
@@ -93,3 +93,23 @@ def test_bad_download_group_is_refused():
         [sys.executable, "-m", "textenvs.cli", "download", "everything"], capture_output=True, text=True
     )
     assert result.returncode == 2 and "invalid choice: 'everything'" in result.stderr
+
+
+def test_a_user_error_is_one_line_and_exit_status_2(capsys):
+    assert main(["play", "TestCoridor-v0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: Unknown environment id 'TestCoridor-v0'") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_debug_shows_the_traceback():
+    with pytest.raises(ValueError, match="Unknown environment id"):
+        main(["--debug", "play", "TestCoridor-v0"])
+
+
+def test_an_unexpected_error_names_its_type_and_points_to_debug(capsys):
+    def broken() -> int:
+        raise KeyError("direction")
+
+    assert run_command(broken, "textenvs", debug=False) == 1
+    assert capsys.readouterr().err == "error: KeyError: 'direction' (textenvs --debug ... shows the traceback)\n"

@@ -450,6 +450,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textagents", description=__doc__)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_bench(commands)
     _add_method(commands)
@@ -527,20 +528,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from textagents.methods.core.config import ConfigError
     from textagents.methods.core.run_dir import RunDirError
     from textagents.methods.registry import UnknownMethodError
+    from textenvs.cli import run_command
 
     args = build_parser().parse_args(argv)
-    try:
-        return args.run(args)
-    except (
-        ConfigError,
-        RunDirError,
-        UnknownMethodError,
-        ModelNotDownloadedError,
-        ModelChecksumError,
-        ReplayMissError,
-    ) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    user_errors = (ConfigError, RunDirError, UnknownMethodError, ModelNotDownloadedError, ModelChecksumError)
+    return run_command(lambda: args.run(args), "textagents", args.debug, (*user_errors, ReplayMissError))
 
 
 if __name__ == "__main__":

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import gymnasium as gym
 import numpy as np
+import yaml
 
 import textenvs
 from textenvs.core.registration import EnvEntry, unknown_id_error
 from textenvs.data import DataNotFoundError
 
+#: Exceptions that report the user's input (a bad value, a missing file, bad YAML, a missing extra), not a bug.
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, yaml.YAMLError, gym.error.Error)
 QUIT_WORDS = ("quit", "exit")
 HELP_WORDS = ("help", "?")
 
@@ -148,6 +151,7 @@ def cmd_experts(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textenvs", description=__doc__)
     parser.add_argument("--version", action="version", version=f"textenvs {textenvs.__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list every id with its family and spaces")
@@ -172,9 +176,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run_command(
+    command: Callable[[], int], prog: str, debug: bool, user_errors: tuple[type[BaseException], ...] = ()
+) -> int:
+    """Run a command line's command: an error becomes one line on stderr and exit status 2 (1 for an error
+    that is not about the user's input, with the hint to rerun with ``--debug``), Ctrl-C status 130; with
+    ``debug`` errors propagate with their traceback."""
+    if debug:
+        return command()
+    try:
+        return command()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (*USER_ERRORS, *user_errors) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:
+        print(f"error: {type(error).__name__}: {error} ({prog} --debug ... shows the traceback)", file=sys.stderr)
+        return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    return run_command(lambda: args.func(args), "textenvs", args.debug)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,8 @@ class AgentKind:
     """How a suite's agent of this kind is configured (``options``, a frozen dataclass), the env it plays
     (``make_env(env_id, kwargs, options)``) and the agent of one episode (``build(env, options, seed)``).
     ``unconfigured(options)`` says why the agent cannot run here (it is then skipped with that notice);
-    ``describe(options)`` what the agent uses (its files, its model and where its prompts go), for the plan."""
+    ``describe(options)`` what the agent uses (its files, its model and where its prompts go), for the plan;
+    ``cannot_play(env_id, kwargs, options)`` why it cannot play that env (the suite is then refused)."""
 
     name: str
     summary: str
@@ -73,6 +74,7 @@ class AgentKind:
     build: Callable[[gym.Env, Any, int], Agent]
     unconfigured: Callable[[Any], str | None] = lambda options: None
     describe: Callable[[Any], str] = lambda options: "nothing to load"
+    cannot_play: Callable[[str, dict[str, Any], Any], str | None] = lambda env_id, kwargs, options: None
 
     def option_names(self) -> list[str]:
         return [f.name for f in fields(self.options)]
@@ -124,6 +126,28 @@ def _sb3_unconfigured(options: SB3Options) -> str | None:
 
     missing = missing_files(Path(options.run))
     return f"the run directory {options.run} has no {' or '.join(missing)}" if missing else None
+
+
+def space_difference(trained: gym.Space, other: gym.Space) -> str:
+    """How ``other`` differs from ``trained``: the keys a Dict space lacks or adds, else both spaces."""
+    if isinstance(trained, gym.spaces.Dict) and isinstance(other, gym.spaces.Dict) and trained.keys() != other.keys():
+        lacks, adds = sorted(set(trained.keys()) - set(other.keys())), sorted(set(other.keys()) - set(trained.keys()))
+        return " and ".join([*([f"lacks {lacks}"] if lacks else []), *([f"has {adds} too"] if adds else [])])
+    return f"is {other} instead of {trained}"[:300]
+
+
+def _sb3_cannot_play(env_id: str, kwargs: dict[str, Any], options: SB3Options) -> str | None:
+    run = _trained_run(options.run)
+    trained, env = run.make_env(), run.make_env(env_id, **kwargs)
+    try:
+        for what in ("observation_space", "action_space"):
+            if getattr(env, what) != getattr(trained, what):
+                difference = space_difference(getattr(trained, what), getattr(env, what))
+                return f"the model of {options.run} was trained on {run.config.env_id}; {env_id}'s {what} {difference}"
+    finally:
+        env.close()
+        trained.close()
+    return None
 
 
 def _sb3_describe(options: SB3Options) -> str:
@@ -219,7 +243,14 @@ AGENT_KINDS: dict[str, AgentKind] = {
         AgentKind("random", "a uniformly random admissible command", NoOptions, _text_env, _random),
         AgentKind("expert", "the family's expert (oracle policy)", NoOptions, _native_env, _expert),
         AgentKind(
-            "sb3", "a trained Stable-Baselines3 run", SB3Options, _sb3_env, _sb3, _sb3_unconfigured, _sb3_describe
+            "sb3",
+            "a trained Stable-Baselines3 run",
+            SB3Options,
+            _sb3_env,
+            _sb3,
+            _sb3_unconfigured,
+            _sb3_describe,
+            _sb3_cannot_play,
         ),
         AgentKind(
             "llm-generate",

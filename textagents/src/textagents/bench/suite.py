@@ -285,6 +285,7 @@ def load_suite(path: str | Path, llm_overrides: dict[str, Any] | None = None) ->
     if not runnable:
         raise SuiteError(f"{path}: no agent can run here: " + "; ".join(f"{n}: {r}" for n, r in skipped))
     _build_envs_once(check, envs, runnable)
+    _check_agents_can_play(check, envs, runnable)
     return Suite(
         path=path.resolve(),
         sha256=hashlib.sha256(data).hexdigest(),
@@ -314,3 +315,14 @@ def _build_envs_once(check: _Checker, envs: list[EnvConfig], agents: list[AgentC
             kind.make_env(env.id, env.kwargs, players[0].options).close()
         except Exception as error:
             raise check.fail(f"envs[{index}] ({env.id})", f"{type(error).__name__}: {error}") from error
+
+
+def _check_agents_can_play(check: _Checker, envs: list[EnvConfig], agents: list[AgentConfig]) -> None:
+    """Every agent can play every env it is given (an SB3 model: the spaces it was trained on)."""
+    for agent in agents:
+        kind = AGENT_KINDS[agent.kind]
+        for env in envs:
+            reason = kind.cannot_play(env.id, env.kwargs, agent.options) if agent.plays(env) else None
+            if reason:
+                where = f"agent {agent.name!r} on env {env.name!r}"
+                raise check.fail(where, f"{reason}: list the envs this agent can play in its `envs:`")
