@@ -13,7 +13,6 @@ from urllib.parse import unquote
 import pytest
 
 from textenvs.data import CACHE_DIR_ENV, DATA_DIR_ENV, DATA_URL_ENV, OFFLINE_ENV, download
-from textenvs.data.checksum import clear_verification_cache
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +23,6 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     monkeypatch.setenv(OFFLINE_ENV, "1")
     monkeypatch.setattr(download, "BACKOFF_S", 0.0)
-    clear_verification_cache()
     return tmp_path / "cache"
 
 

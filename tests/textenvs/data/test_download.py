@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,9 @@ from textenvs.data import (
     ChecksumError,
     DataNotFoundError,
     asset_path,
-    checksum,
     download,
     download_group,
+    read_asset,
 )
 
 from .conftest import Mirror, files_under
@@ -25,19 +26,14 @@ from .conftest import Mirror, files_under
 SCENE = "housekeep/scenes/Pomaria_2_int.yaml"
 
 
-def test_good_download_lands_verified_in_the_cache(
-    data_dir: Path, cache: Path, mirror: Mirror, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    hashed = []
-    real_sha256 = checksum.sha256_of
-    monkeypatch.setattr(checksum, "sha256_of", lambda path: hashed.append(path) or real_sha256(path))
+def test_good_download_lands_verified_in_the_cache(data_dir: Path, cache: Path, mirror: Mirror) -> None:
     path = asset_path(SCENE)
     assert path == cache / SCENE
     assert path.read_bytes() == (data_dir / SCENE).read_bytes()
     assert files_under(cache) == [path]  # no temp file left behind
     assert asset_path(SCENE) == path
-    assert mirror.requests == [(SCENE, None)]  # the second lookup is served by the cache
-    assert len(hashed) == 1  # the downloaded bytes were hashed once, before the rename
+    assert read_asset(SCENE) == path.read_bytes()
+    assert mirror.requests == [(SCENE, None)]  # later lookups are served by the cache
 
 
 def test_corrupted_download_is_rejected_and_not_saved(cache: Path, mirror: Mirror) -> None:
@@ -62,7 +58,9 @@ def test_connection_dropped_half_way_is_retried(
     assert files_under(cache) == [path]
 
 
-def test_connection_that_keeps_dropping_gives_up_cleanly(cache: Path, mirror: Mirror) -> None:
+def test_connection_that_keeps_dropping_gives_up_and_the_next_call_resumes(
+    data_dir: Path, cache: Path, mirror: Mirror
+) -> None:
     mirror.drop_always.add(SCENE)
     mirror.honour_range = False
     with pytest.raises(DataNotFoundError) as caught:
@@ -71,7 +69,35 @@ def test_connection_that_keeps_dropping_gives_up_cleanly(cache: Path, mirror: Mi
     assert f"{download.MAX_ATTEMPTS} attempts" in message and "connection closed after" in message
     assert "textenvs download housekeep" in message
     assert len(mirror.requests) == download.MAX_ATTEMPTS
-    assert files_under(cache) == []
+    part = download.part_path(cache / SCENE)
+    assert files_under(cache) == [part]  # the bytes received so far, where only a download looks
+    half = part.stat().st_size
+    assert 0 < half < ASSETS[SCENE].size
+    mirror.drop_always.clear()
+    mirror.honour_range = True
+    mirror.requests.clear()
+    assert read_asset(SCENE) == (data_dir / SCENE).read_bytes()
+    assert mirror.requests == [(SCENE, f"bytes={half}-")]
+    assert files_under(cache) == [cache / SCENE]
+
+
+def test_a_part_file_left_by_a_killed_download_is_resumed(data_dir: Path, cache: Path, mirror: Mirror) -> None:
+    good = (data_dir / SCENE).read_bytes()
+    part = download.part_path(cache / SCENE)
+    part.parent.mkdir(parents=True)
+    part.write_bytes(good[:1000])
+    assert asset_path(SCENE).read_bytes() == good
+    assert mirror.requests == [(SCENE, "bytes=1000-")]
+    assert files_under(cache) == [cache / SCENE]
+
+
+def test_a_stale_part_file_is_replaced_by_a_fresh_download(data_dir: Path, cache: Path, mirror: Mirror) -> None:
+    part = download.part_path(cache / SCENE)
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"x" * 1000)  # bytes of something else: the resumed file fails its check
+    assert asset_path(SCENE).read_bytes() == (data_dir / SCENE).read_bytes()
+    assert mirror.requests == [(SCENE, "bytes=1000-"), (SCENE, None)]
+    assert files_under(cache) == [cache / SCENE]
 
 
 def test_missing_on_the_mirror_fails_without_retrying(
@@ -135,3 +161,18 @@ def test_cli_download_uses_download_group(data_dir: Path, tmp_path: Path, mirror
     assert files_under(tmp_path) == sorted(tmp_path / name for name in GROUPS["fastsim"])
     for name in GROUPS["fastsim"]:
         assert (tmp_path / name).read_bytes() == (data_dir / name).read_bytes()
+
+
+def test_concurrent_downloads_of_one_file_take_turns(data_dir: Path, cache: Path, mirror: Mirror) -> None:
+    results: list[bytes] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(download.download_verified(ASSETS[SCENE], cache / SCENE)))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [(data_dir / SCENE).read_bytes()] * 4
+    assert mirror.requests == [(SCENE, None)]  # the others found it verified once they had the lock
+    assert files_under(cache) == [cache / SCENE]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
-from textenvs.data import ChecksumError, DataNotFoundError, asset_path, load_npy, load_yaml, loaders
+from textenvs.data import ASSETS, ChecksumError, DataNotFoundError, asset_path, checksum, load_npy, load_yaml, loaders
 
 ANNOTATIONS = "housekeep/amt/data.npy"
 
@@ -78,3 +81,46 @@ def test_missing_pickle_is_never_parsed(tmp_path: Path, np_load_forbidden: None)
 def test_unpinned_files_are_never_unpickled(data_dir: Path, np_load_forbidden: None) -> None:
     with pytest.raises(ValueError, match=rf"refusing to unpickle 'mine\.npy'.*{ANNOTATIONS}"):
         load_npy("mine.npy", allow_pickle=True, data_dir=data_dir)
+
+
+class Payload:
+    """Unpickling this creates the folder ``marker``: proof that a forged pickle ran."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.mkdir, (str(self.marker),))
+
+
+def test_the_pickle_unpickled_is_the_one_verified(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A file swapped right after its check (time of check to time of use) is not what gets unpickled."""
+    local = tmp_path / ANNOTATIONS
+    local.parent.mkdir(parents=True)
+    shutil.copyfile(data_dir / ANNOTATIONS, local)
+    marker = tmp_path / "code_ran"
+    forged = io.BytesIO()
+    np.save(forged, np.array([Payload(marker)], dtype=object), allow_pickle=True)
+    real_sha256 = checksum.sha256_of
+
+    def sha256_then_swap(data: object) -> str:
+        digest = real_sha256(data)
+        local.write_bytes(forged.getvalue().ljust(ASSETS[ANNOTATIONS].size, b"\0"))
+        return digest
+
+    monkeypatch.setattr(checksum, "sha256_of", sha256_then_swap)
+    annotations = load_npy(ANNOTATIONS, allow_pickle=True, data_dir=tmp_path).item()
+    assert not marker.exists()
+    assert annotations["ranks"].shape == (128, 269, 10)
+
+
+def test_every_spelling_of_a_pinned_pickle_is_verified(data_dir: Path, tmp_path: Path, np_load_forbidden: None):
+    bad = tmp_path / ANNOTATIONS
+    bad.parent.mkdir(parents=True)
+    shutil.copyfile(data_dir / ANNOTATIONS, bad)
+    data = bytearray(bad.read_bytes())
+    data[-10] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    for spelling in (f"./{ANNOTATIONS}", ANNOTATIONS.replace("/", "//")):
+        with pytest.raises(ChecksumError, match="sha256"):
+            load_npy(spelling, allow_pickle=True, data_dir=tmp_path)

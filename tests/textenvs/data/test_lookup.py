@@ -17,7 +17,7 @@ from textenvs.data import (
     DataNotFoundError,
     asset_path,
     cache_dir,
-    checksum,
+    read_asset,
 )
 
 from .conftest import Mirror
@@ -132,22 +132,26 @@ def test_truncated_local_file_is_refused_by_size(data_dir: Path, tmp_path: Path)
         asset_path(MAP, data_dir=tmp_path)
 
 
-def test_verification_is_cached_until_the_file_changes(
-    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls = []
-    real_sha256 = checksum.sha256_of
-    monkeypatch.setattr(checksum, "sha256_of", lambda path: calls.append(path) or real_sha256(path))
+def test_a_file_swapped_with_the_same_size_and_time_is_refused(data_dir: Path, tmp_path: Path) -> None:
     good = _place(data_dir, tmp_path)
-    for _ in range(3):
-        asset_path(MAP, data_dir=tmp_path)
-    assert len(calls) == 1
-    _corrupt(good)  # same size; a new mtime invalidates the cached verification
+    assert read_asset(MAP, data_dir=tmp_path) == good.read_bytes()
     stat = good.stat()
-    os.utime(good, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
-    with pytest.raises(ChecksumError):
+    _corrupt(good)  # same size; the modification time put back: nothing but the content tells
+    os.utime(good, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert good.stat().st_mtime_ns == stat.st_mtime_ns and good.stat().st_size == stat.st_size
+    with pytest.raises(ChecksumError, match="sha256"):
         asset_path(MAP, data_dir=tmp_path)
-    assert len(calls) == 2
+    with pytest.raises(ChecksumError, match="sha256"):
+        read_asset(MAP, data_dir=tmp_path)
+
+
+@pytest.mark.parametrize("spelling", [f"./{MAP}", MAP.replace("/", "//"), MAP.replace("/", "/./"), f"{MAP}/"])
+def test_every_spelling_of_a_table_file_is_verified(data_dir: Path, tmp_path: Path, spelling: str) -> None:
+    good = _place(data_dir, tmp_path)
+    assert asset_path(spelling, data_dir=tmp_path) == good
+    _corrupt(good)
+    with pytest.raises(ChecksumError, match="sha256"):
+        asset_path(spelling, data_dir=tmp_path)
 
 
 def test_corrupted_cache_is_refused_offline(data_dir: Path, cache: Path) -> None:

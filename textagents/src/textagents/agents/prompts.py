@@ -164,9 +164,9 @@ class LLMPersonalizePrompt:
 
 def load_llm_personalize_templates(data_dir: str | None = None) -> dict[str, str]:
     """The ``context.single`` templates of LLM-Personalize's run config, through ``textenvs.data``."""
-    from textenvs.data import asset_path, load_yaml
+    from textenvs.data import load_yaml, read_asset
 
-    config = load_yaml(asset_path(LLM_PERSONALIZE_TEMPLATES, data_dir=data_dir))
+    config = load_yaml(read_asset(LLM_PERSONALIZE_TEMPLATES, data_dir=data_dir))
     return dict(config["RL"]["POLICY"]["context"]["single"])
 
 

@@ -8,7 +8,7 @@ from textenvs.data.assets import ASSETS, GROUPS, Asset, Source
 from textenvs.data.download import download_group
 from textenvs.data.errors import ChecksumError, DataNotFoundError
 from textenvs.data.loaders import load_npy, load_yaml
-from textenvs.data.locate import asset_path
+from textenvs.data.locate import asset_path, read_asset
 from textenvs.data.settings import CACHE_DIR_ENV, DATA_DIR_ENV, DATA_URL_ENV, OFFLINE_ENV, cache_dir
 
 __all__ = [
@@ -27,4 +27,5 @@ __all__ = [
     "download_group",
     "load_npy",
     "load_yaml",
+    "read_asset",
 ]

@@ -1,12 +1,14 @@
-"""Downloads: a temp file beside the target, resumed or restarted on dropped connections, size and
-sha256 checked, then renamed into place atomically (a reader never sees a partial file)."""
+"""Downloads: into ``.<name>.part`` beside the target, under an exclusive lock on that file, resumed or
+restarted on dropped connections (also by a later call, after a kill: the part file is where the next
+download starts), size and sha256 checked, then renamed into place atomically (a reader never sees a
+partial file). A part file whose bytes fail the check is deleted."""
 
 from __future__ import annotations
 
+import fcntl
 import http.client
 import os
 import socket
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -15,7 +17,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from textenvs.data.assets import ASSETS, Asset, group_names
-from textenvs.data.checksum import mismatch, record_verified
+from textenvs.data.checksum import mismatch, read_checked
 from textenvs.data.errors import ChecksumError, DataNotFoundError
 from textenvs.data.settings import OFFLINE_ENV, cache_dir, download_url, offline
 
@@ -30,29 +32,74 @@ class _TransferIncomplete(ConnectionError):
     pass
 
 
+def part_path(target: Path) -> Path:
+    """Where the download of ``target`` accumulates until it is verified."""
+    return target.with_name(f".{target.name}.part")
+
+
+def _lock_part(part: Path) -> int:
+    """An open descriptor holding the exclusive lock of ``part`` (waiting for another download of the same
+    file to end), checked to still be the file at that path (the other download may have renamed it)."""
+    while True:
+        fd = os.open(part, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if os.fstat(fd).st_ino == os.stat(part).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
 def fetch(asset: Asset, target: Path, *, progress: bool = True) -> Path:
     """Download ``asset`` to ``target``; raise ``DataNotFoundError`` or ``ChecksumError`` on failure."""
+    download_verified(asset, target, progress=progress)
+    return target
+
+
+def download_verified(asset: Asset, target: Path, *, progress: bool = True) -> bytes:
+    """``fetch``, returning the verified bytes that were put at ``target``.
+
+    An earlier download's part file is resumed; if the result fails the check (its bytes were stale), the
+    download starts afresh once. A part file that fails the check is deleted; one that holds bytes after a
+    network failure is kept for the next call; an empty one is removed.
+    """
     url = download_url(asset)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-    os.close(handle)
-    temp = Path(temp_name)
+    part = part_path(target)
+    fd = _lock_part(part)
     try:
-        with tqdm(
-            total=asset.size, unit="B", unit_scale=True, unit_divisor=1024, desc=asset.name, disable=not progress
-        ) as bar:
-            _download_with_retries(url, temp, asset.size, bar)
-        reason = mismatch(temp, asset)
+        if target.is_file():  # another process may have fetched it while this one waited for the lock
+            data, reason = read_checked(target, asset)
+            if reason is None:
+                return data
+        resumed = os.fstat(fd).st_size > 0
+        data, reason = _download(url, part, asset, progress)
+        if reason is not None and resumed:
+            os.ftruncate(fd, 0)
+            data, reason = _download(url, part, asset, progress)
         if reason is not None:
             raise ChecksumError(
                 f"download of {asset.name!r} from {url} rejected ({reason}); nothing was saved. "
                 "The server or a proxy returned different bytes: check TEXTENVS_DATA_URL or retry later."
             )
-        os.replace(temp, target)
+        os.replace(part, target)
+        return data
+    except ChecksumError:
+        os.ftruncate(fd, 0)
+        raise
     finally:
-        temp.unlink(missing_ok=True)
-    record_verified(target, asset)
-    return target
+        if os.fstat(fd).st_size == 0:  # still at ``part``: only a file with bytes is ever renamed
+            part.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def _download(url: str, part: Path, asset: Asset, progress: bool) -> tuple[bytes, str | None]:
+    with tqdm(
+        total=asset.size, unit="B", unit_scale=True, unit_divisor=1024, desc=asset.name, disable=not progress
+    ) as bar:
+        _download_with_retries(url, part, asset.size, bar)
+    return read_checked(part, asset)
 
 
 def _download_with_retries(url: str, temp: Path, size: int, bar: tqdm) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from typing import Any
 
@@ -9,7 +10,7 @@ import numpy as np
 import yaml
 
 from textenvs.data.assets import ASSETS
-from textenvs.data.locate import asset_path
+from textenvs.data.locate import normalised_name, read_asset
 
 _SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -25,22 +26,25 @@ def _construct_tuple(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> tuple[
 SceneLoader.add_constructor("tag:yaml.org,2002:python/tuple", _construct_tuple)
 
 
-def load_yaml(path: str | os.PathLike[str]) -> Any:
-    """Parse a YAML file; ``!!python/tuple`` becomes a tuple, every other Python tag is refused."""
-    with open(path, encoding="utf-8") as stream:
-        return yaml.load(stream, Loader=SceneLoader)  # SceneLoader derives from SafeLoader
+def load_yaml(source: str | os.PathLike[str] | bytes) -> Any:
+    """Parse a YAML file, or its bytes (``read_asset``'s); ``!!python/tuple`` becomes a tuple, every other
+    Python tag is refused."""
+    if isinstance(source, bytes):
+        return yaml.load(source, Loader=SceneLoader)  # SceneLoader derives from SafeLoader
+    with open(source, encoding="utf-8") as stream:
+        return yaml.load(stream, Loader=SceneLoader)
 
 
 def load_npy(name: str, *, allow_pickle: bool = False, data_dir: str | os.PathLike[str] | None = None) -> Any:
     """``np.load`` a data file by asset name; with ``allow_pickle=True`` only pinned files are accepted.
 
-    ``asset_path`` verifies the sha256 of every pinned file before it returns, so a pickle is only
-    ever unpickled after its bytes matched the table.
+    The bytes loaded are the bytes ``read_asset`` checked against the table's sha256 (the file is opened
+    once), so a pickle is only ever unpickled after its bytes matched.
     """
-    if allow_pickle and name not in ASSETS:
+    if allow_pickle and normalised_name(name) not in ASSETS:
         pinned = ", ".join(n for n in ASSETS if n.endswith(".npy"))
         raise ValueError(
             f"refusing to unpickle {name!r}: allow_pickle=True is only allowed for files whose sha256 "
             f"is pinned in textenvs.data.ASSETS ({pinned})"
         )
-    return np.load(asset_path(name, data_dir), allow_pickle=allow_pickle)
+    return np.load(io.BytesIO(read_asset(name, data_dir)), allow_pickle=allow_pickle)

@@ -13,7 +13,7 @@ class MapFormatError(ValueError):
     """A map file that is not a square binary PBM whose width is a multiple of 8."""
 
 
-def _header_tokens(raw: bytes, path: Path) -> tuple[list[bytes], int]:
+def _header_tokens(raw: bytes, path: str | Path) -> tuple[list[bytes], int]:
     """The magic, width and height tokens of a PBM header and the offset of the pixel data."""
     tokens: list[bytes] = []
     pos = 0
@@ -43,8 +43,11 @@ def load_pbm(path: str | Path) -> np.ndarray:
     of 8 (libfastsim's reader needs whole bytes per row) or a truncated file; ``FileNotFoundError`` when
     the file is missing.
     """
-    path = Path(path)
-    raw = path.read_bytes()
+    return parse_pbm(Path(path).read_bytes(), path)
+
+
+def parse_pbm(raw: bytes, path: str | Path) -> np.ndarray:
+    """``load_pbm`` of a file's bytes; ``path`` names the file in errors."""
     tokens, offset = _header_tokens(raw, path)
     try:
         width, height = int(tokens[1]), int(tokens[2])

@@ -5,14 +5,13 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from textenvs.data import asset_path
+from textenvs.data import read_asset
 from textenvs.envs.fastsim import kernels
 from textenvs.envs.fastsim.layouts import Layout, get_layout
-from textenvs.envs.fastsim.pbm import load_pbm, physics_pixels
+from textenvs.envs.fastsim.pbm import parse_pbm, physics_pixels
 
 #: Columns of ``RobotBatch.flags``.
 LEFT_BUMPER, RIGHT_BUMPER, COLLISION, HIT_WALL = range(4)
@@ -44,14 +43,14 @@ class World:
 
 
 def load_world(layout: Layout | str, data_dir: str | os.PathLike[str] | None = None) -> World:
-    """Load a layout's map; worlds are shared (and read-only) per layout and map file."""
+    """Load a layout's map; worlds are shared (and read-only) per layout and map content."""
     layout = get_layout(layout) if isinstance(layout, str) else layout
-    return _load_world(layout, asset_path(layout.map_asset, data_dir=data_dir))
+    return _load_world(layout, read_asset(layout.map_asset, data_dir=data_dir))
 
 
 @functools.lru_cache(maxsize=8)
-def _load_world(layout: Layout, path: Path) -> World:
-    obstacles = load_pbm(path)
+def _load_world(layout: Layout, map_bytes: bytes) -> World:
+    obstacles = parse_pbm(map_bytes, layout.map_asset)
     pixels = physics_pixels(obstacles)
     room = free_room(pixels.reshape(obstacles.shape)).ravel()
     maps = np.stack([pixels, room]).astype(np.int64)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textenvs.data import asset_path, load_npy, load_yaml
+from textenvs.data import load_npy, load_yaml, read_asset
 
 #: Housekeep's agreement threshold: a pair counts when at least this many of the 10 annotators agree.
 AGREEMENT_THRESHOLD = 6
@@ -106,7 +106,7 @@ class Splits:
 
 @functools.lru_cache(maxsize=4)
 def load_splits(data_dir: str | None = None) -> Splits:
-    raw = load_yaml(asset_path("housekeep/amt/splits.yaml", data_dir))
+    raw = load_yaml(read_asset("housekeep/amt/splits.yaml", data_dir))
     scenes = {s: tuple(p.rsplit("/", 1)[-1].removesuffix(".glb") for p in raw["scenes"][s]) for s in SPLITS}
     objects = {s: tuple(raw["objects"][s]) for s in SPLITS}
     return Splits(scenes=scenes, objects=objects)

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import functools
 import gzip
+import hashlib
 import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from textenvs.data import ASSETS, asset_path, cache_dir
+from textenvs.data import ASSETS, cache_dir, read_asset
 from textenvs.envs.housekeep.annotations import load_splits
+
+#: The compact cache's layout: two JSON lines, a header (this format, the source file's sha256, the sha256 of
+#: the second line) and the records.
+COMPACT_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -86,28 +91,52 @@ def _compact(raw: dict, scene: str) -> dict:
 
 def _read_compact(asset_name: str, data_dir: str | None) -> list[dict]:
     """The compact records of an episode file, from the cache when it was converted before."""
-    path = asset_path(asset_name, data_dir)
-    sha = ASSETS[asset_name].sha256
-    cached = cache_dir() / "housekeep-compact" / f"{sha}.json"
-    if cached.is_file():
-        return json.loads(cached.read_text())
-    scene = Path(asset_name).name.removesuffix(".json.gz")
-    with gzip.open(path, "rt") as stream:
-        records = [_compact(raw, scene) for raw in json.load(stream)["episodes"]]
-    _write_atomically(cached, json.dumps(records))
+    source_sha256 = ASSETS[asset_name].sha256
+    cached = cache_dir() / "housekeep-compact" / f"{source_sha256}.jsonl"
+    records = _read_cache(cached, source_sha256)
+    if records is None:
+        scene = Path(asset_name).name.removesuffix(".json.gz")
+        raw = json.loads(gzip.decompress(read_asset(asset_name, data_dir)))
+        records = [_compact(episode, scene) for episode in raw["episodes"]]
+        body = json.dumps(records).encode()
+        _write_atomically(cached, json.dumps(_cache_header(source_sha256, body)).encode() + b"\n" + body)
     return records
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file and a rename, so readers never see half a file; a read-only or full
-    cache only costs speed."""
+def _cache_header(source_sha256: str, body: bytes) -> dict:
+    return {"format": COMPACT_FORMAT, "source_sha256": source_sha256, "sha256": hashlib.sha256(body).hexdigest()}
+
+
+def _read_cache(path: Path, source_sha256: str) -> list[dict] | None:
+    """The records of a compact cache file, or None when it is missing, cut short, corrupted or of another
+    source or format (it is then converted again): its header line holds the sha256 of the records' bytes."""
+    try:
+        header_line, _, body = path.read_bytes().partition(b"\n")
+        if json.loads(header_line) != _cache_header(source_sha256, body):
+            return None
+        records = json.loads(body)
+    except (OSError, ValueError):
+        return None
+    return records if isinstance(records, list) and all(isinstance(r, dict) for r in records) else None
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write via a temporary file, fsync and a rename (and fsync the folder), so readers never see half a file,
+    even after a crash; a read-only or full cache only costs speed."""
     tmp_name = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
+        with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, suffix=".tmp") as tmp:
             tmp_name = tmp.name
-            tmp.write(text)
+            tmp.write(data)
+            tmp.flush()
+            os.fsync(tmp.fileno())
         os.replace(tmp_name, path)
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
     except OSError:
         if tmp_name is not None:
             Path(tmp_name).unlink(missing_ok=True)
@@ -117,7 +146,8 @@ def _write_atomically(path: Path, text: str) -> None:
 def load_original_episodes(scene: str, data_dir: str | None = None) -> tuple[Episode, ...]:
     """Every episode of a scene's original file; raises naming the scenes that have one.
 
-    The first load converts the 20 MB JSON to a compact cache file (keyed by the asset's sha256).
+    The first load converts the 20 MB JSON to a compact cache file (keyed by the asset's sha256, its records
+    checked against the sha256 its header holds at every load).
     """
     asset_name = original_episode_asset(scene)
     if asset_name is None:

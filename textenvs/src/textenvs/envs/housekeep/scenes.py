@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textenvs.data import asset_path, load_yaml
+from textenvs.data import load_yaml, read_asset
 from textenvs.envs.housekeep.annotations import Annotations, all_scenes, load_annotations
 
 _INSTANCE_SUFFIX = re.compile(r"_\d+$")
@@ -136,7 +136,7 @@ def load_scene(name: str, data_dir: str | None = None) -> Scene:
     if name not in valid:
         raise ValueError(f"unknown Housekeep scene {name!r}; valid scenes: {', '.join(valid)}")
     annotations = load_annotations(data_dir)
-    raw = load_yaml(asset_path(f"housekeep/scenes/{name}.yaml", data_dir))
+    raw = load_yaml(read_asset(f"housekeep/scenes/{name}.yaml", data_dir))
     named = {_scene_pair(meta) for meta in raw["urdfs"].values()}
     scene_pairs = [i for i, pair in enumerate(annotations.pairs) if pair in named]
     receptacles = tuple(_receptacle(urdf, meta, annotations, scene_pairs) for urdf, meta in raw["urdfs"].items())
