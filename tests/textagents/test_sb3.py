@@ -1,15 +1,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
 from tests.textenvs.corridor_env import CORRIDOR_ID
-from textagents.cli import main
+from textagents.cli import BASELINE, BASELINE_COMMAND, build_parser, main, train_config
 from textagents.sb3 import HashedBagOfWords, SentenceEmbedder, TextFeaturesWrapper, make_sb3_env
 from textagents.sb3.train import TrainConfig, evaluate, latest_checkpoint, train
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_hashed_bag_of_words_is_stable_and_counts_ngrams():
@@ -77,6 +81,32 @@ def test_resume_refuses_other_settings(tmp_path):
     train(config, tmp_path)
     with pytest.raises(ValueError, match="algo"):
         train(TrainConfig(CORRIDOR_ID, algo="ppo", total_timesteps=32, progress_bar=False), tmp_path, resume=True)
+
+
+def test_resume_without_a_checkpoint_is_refused_and_the_model_kept(tmp_path, capsys):
+    # 16 steps with a checkpoint every 10,000: a finished run with no checkpoint
+    config = TrainConfig(CORRIDOR_ID, algo="a2c", total_timesteps=16, n_envs=1, progress_bar=False)
+    train(config, tmp_path)
+    model = (tmp_path / "model.pth").read_bytes()
+    config.total_timesteps = 32
+    with pytest.raises(FileNotFoundError, match=r"has no checkpoint .* train into a new directory"):
+        train(config, tmp_path, resume=True)
+    command = ["train", CORRIDOR_ID, str(tmp_path), "--algo", "a2c", "--timesteps", "32", "--n-envs", "1"]
+    assert main([*command, "--resume", "--no-progress"]) == 2
+    assert "has no checkpoint" in capsys.readouterr().err
+    assert (tmp_path / "model.pth").read_bytes() == model
+
+
+def test_the_committed_baseline_is_reproduced_by_its_cli_command():
+    baseline = REPO / "benchmarks" / "baselines" / BASELINE
+    command = BASELINE_COMMAND.removeprefix("textagents ").replace("DIR", str(baseline)).split()
+    config = train_config(build_parser().parse_args(command))
+    assert asdict(config) == json.loads((baseline / "config.json").read_text())
+
+
+def test_unknown_algo_kwarg_names_the_valid_ones():
+    with pytest.raises(ValueError, match=r"unknown ppo setting\(s\) \['n_step'\]; valid: learning_rate, n_steps"):
+        TrainConfig(CORRIDOR_ID, algo_kwargs={"n_step": 128})
 
 
 def test_cli_train_and_evaluate(tmp_path, capsys):

@@ -108,10 +108,20 @@ def _tiny_models(args: argparse.Namespace) -> int:
     return 0
 
 
-def _train(args: argparse.Namespace) -> int:
-    from textagents.sb3.train import TrainConfig, train
+#: The committed PPO baseline and the command line that trains it again (with DIR the run directory).
+BASELINE = "ppo_bow_babyai_gotoredballgrey"
+BASELINE_COMMAND = (
+    "textagents train BabyAI-Text-GoToRedBallGrey-v0 DIR --n-envs 8 --timesteps 300000 --checkpoint-every 300000 "
+    "--algo-kwarg n_steps=128 --algo-kwarg ent_coef=0.01"
+)
 
-    config = TrainConfig(
+
+def train_config(args: argparse.Namespace):
+    """The ``TrainConfig`` of a ``textagents train`` command line."""
+    from textagents.methods.core.compare import parse_setting
+    from textagents.sb3.train import TrainConfig
+
+    return TrainConfig(
         env_id=args.env_id,
         algo=args.algo,
         features=args.features,
@@ -121,8 +131,14 @@ def _train(args: argparse.Namespace) -> int:
         seed=args.seed,
         checkpoint_every=args.checkpoint_every,
         progress_bar=not args.no_progress,
+        algo_kwargs=dict(parse_setting(text, "--algo-kwarg") for text in args.algo_kwarg or []),
     )
-    result = train(config, args.run_dir, resume=args.resume)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from textagents.sb3.train import train
+
+    result = train(train_config(args), args.run_dir, resume=args.resume)
     print(json.dumps(result, indent=2))
     return 0
 
@@ -498,17 +514,39 @@ def build_parser() -> argparse.ArgumentParser:
     tiny.add_argument("--seed", type=int, default=0)
     tiny.set_defaults(run=_tiny_models)
 
-    train = commands.add_parser("train", help="train an SB3 agent (PPO/A2C/DQN) on a registered env")
+    train = commands.add_parser(
+        "train",
+        help="train an SB3 agent (PPO/A2C/DQN) on a registered env",
+        description=f"Train an SB3 agent. The committed PPO baseline (benchmarks/baselines/{BASELINE}) is "
+        f"`{BASELINE_COMMAND}`.",
+    )
     train.add_argument("env_id")
     train.add_argument("run_dir", help="where checkpoints, TensorBoard logs and the final model go")
     train.add_argument("--algo", default="ppo", choices=["ppo", "a2c", "dqn"])
     train.add_argument("--features", default="bow", choices=["bow", "sbert"], help="text features")
     train.add_argument("--obs-mode", default="text", choices=["text", "text+pixels"])
-    train.add_argument("--timesteps", type=int, default=100_000)
+    train.add_argument(
+        "--timesteps",
+        type=int,
+        default=100_000,
+        help=(
+            "environment steps to train for (default %(default)s). PPO and A2C stop at the end of a rollout, so "
+            "a run overshoots to the next multiple of n_envs x n_steps (PPO's default n_steps 2048: 4 x 2048 = "
+            "8192 steps a rollout; A2C's 5)"
+        ),
+    )
     train.add_argument("--n-envs", type=int, default=4)
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--checkpoint-every", type=int, default=10_000, help="timesteps between checkpoints")
-    train.add_argument("--resume", action="store_true", help="continue from the run's latest checkpoint")
+    train.add_argument(
+        "--algo-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a setting of the SB3 algorithm, e.g. n_steps=128 or ent_coef=0.01 (value read as YAML; repeatable)",
+    )
+    train.add_argument(
+        "--resume", action="store_true", help="continue from the run's latest checkpoint (refused if it has none)"
+    )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.set_defaults(run=_train)
 

@@ -3,6 +3,7 @@ bar, TensorBoard logs, periodic checkpoints and resume."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -26,6 +27,8 @@ from textagents.sb3.wrappers import make_sb3_env
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "a2c": A2C, "dqn": DQN}
 #: Defaults that differ from SB3's: DQN's 1M-transition buffer of 1,000-float text features would need GBs.
 ALGO_DEFAULTS: dict[str, dict[str, Any]] = {"dqn": {"buffer_size": 50_000}}
+#: The algorithm's constructor arguments that the run's other settings fix (``build_model``).
+ALGO_FIXED_KWARGS = ("policy", "env", "seed", "tensorboard_log", "policy_kwargs", "verbose", "device")
 CONFIG_FILE = "config.json"
 #: The finished model: ``model.pth`` and ``model.json`` (see ``textagents.sb3.model_files``).
 MODEL_STEM = "model"
@@ -55,6 +58,11 @@ class TrainConfig:
             raise ValueError(f"unknown features {self.features!r}; valid: {FEATURIZERS}")
         if self.total_timesteps < 1 or self.n_envs < 1 or self.checkpoint_every < 1:
             raise ValueError("total_timesteps, n_envs and checkpoint_every must be >= 1")
+        names = inspect.signature(ALGORITHMS[self.algo]).parameters
+        valid = [p for p in names if p not in ALGO_FIXED_KWARGS and not p.startswith("_")]
+        unknown = sorted(set(self.algo_kwargs) - set(valid))
+        if unknown:
+            raise ValueError(f"unknown {self.algo} setting(s) {unknown}; valid: {', '.join(valid)}")
 
 
 class ProgressBar(BaseCallback):
@@ -156,6 +164,11 @@ def train(
         }
         if differing:
             raise ValueError(f"cannot resume {run_dir}: settings differ from the saved run (saved, given): {differing}")
+        if latest_checkpoint(run_dir) is None:
+            raise FileNotFoundError(
+                f"cannot resume {run_dir}: it has no checkpoint (checkpoints/model_<steps>_steps{STATE_SUFFIX}), so "
+                "training would start from zero and overwrite its model: train into a new directory instead"
+            )
     elif any(p.exists() for p in model_files(run_dir / MODEL_STEM)) or latest_checkpoint(run_dir) is not None:
         raise FileExistsError(
             f"{run_dir} already holds a run: pass --resume to continue it or choose another directory"

@@ -18,11 +18,12 @@ from textagents.methods.core.config import ConfigError, load_config
 from textagents.methods.registry import method_class
 
 
-def parse_setting(text: str) -> tuple[str, Any]:
-    """``"temperature=0"`` -> ``("temperature", 0)`` (the value read as YAML)."""
+def parse_setting(text: str, flag: str = "--set") -> tuple[str, Any]:
+    """``"temperature=0"`` -> ``("temperature", 0)`` (the value read as YAML); ``flag`` names the option in
+    the error."""
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise ConfigError(f"--set {text!r}: expected KEY=VALUE")
+        raise ConfigError(f"{flag} {text!r}: expected KEY=VALUE")
     return key, yaml.safe_load(value)
 
 
