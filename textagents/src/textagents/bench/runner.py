@@ -17,7 +17,7 @@ from typing import Any
 from tqdm import tqdm
 
 from textagents.bench.metadata import run_metadata
-from textagents.bench.store import EPISODES_FILE, RUN_FILE, EpisodeLog, to_json, write_json_atomic
+from textagents.bench.store import EPISODES_FILE, RUN_FILE, EpisodeLog, run_lock, to_json, write_json_atomic
 from textagents.bench.suite import EpisodeTask, Suite
 from textagents.bench.worker import play_task
 
@@ -134,40 +134,44 @@ def run_suite(
     progress: bool = True,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Play every episode of ``suite`` not yet in ``out/episodes.jsonl``; return counts of what was done."""
+    """Play every episode of ``suite`` not yet in ``out/episodes.jsonl``; return counts of what was done.
+    The run holds the lock of ``out`` throughout: a second run on the same folder gets ``RunLockedError``."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    previous = _previous_run(out, suite)
-    metadata = run_metadata(suite, backend=backend, workers=workers, address=address, previous=previous)
-    if previous is not None:
-        _check_same_agents(out, previous, metadata)
-    write_json_atomic(out / RUN_FILE, metadata)
+    with run_lock(out):
+        previous = _previous_run(out, suite)
+        metadata = run_metadata(suite, backend=backend, workers=workers, address=address, previous=previous)
+        if previous is not None:
+            _check_same_agents(out, previous, metadata)
+        write_json_atomic(out / RUN_FILE, metadata)
 
-    tasks = suite.tasks()
-    with EpisodeLog(out / EPISODES_FILE) as log:
-        todo = [t for t in tasks if t.key not in log]
-        if log.duplicates:
-            print(f"notice: {log.duplicates} repeated episode lines in {EPISODES_FILE} are ignored", file=sys.stderr)
-        results = (
-            _local(todo, workers, trajectories) if backend == "local" else _ray(todo, workers, trajectories, address)
-        )
-        bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), unit="episode", disable=not progress)
-        try:
-            for record in results:
-                if trajectories:
-                    _write_trajectory(out, record)
-                log.append(record)
-                bar.set_postfix_str(f"{record['agent']} on {record['env']}", refresh=False)
-                bar.update()
-                if on_episode is not None:
-                    on_episode(record)
-        finally:
-            bar.close()
-        played = len(log) - (len(tasks) - len(todo))
-    metadata["finished"] = len(log) == len(tasks)
-    write_json_atomic(out / RUN_FILE, metadata)
-    return {"episodes": len(tasks), "played_now": played, "resumed_from": len(tasks) - len(todo)}
+        tasks = suite.tasks()
+        with EpisodeLog(out / EPISODES_FILE) as log:
+            todo = [t for t in tasks if t.key not in log]
+            if log.duplicates:
+                repeated = f"{log.duplicates} repeated episode lines in {EPISODES_FILE}"
+                print(f"notice: {repeated} are ignored", file=sys.stderr)
+            if backend == "local":
+                results = _local(todo, workers, trajectories)
+            else:
+                results = _ray(todo, workers, trajectories, address)
+            bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), unit="episode", disable=not progress)
+            try:
+                for record in results:
+                    if trajectories:
+                        _write_trajectory(out, record)
+                    log.append(record)
+                    bar.set_postfix_str(f"{record['agent']} on {record['env']}", refresh=False)
+                    bar.update()
+                    if on_episode is not None:
+                        on_episode(record)
+            finally:
+                bar.close()
+            played = len(log) - (len(tasks) - len(todo))
+        metadata["finished"] = len(log) == len(tasks)
+        write_json_atomic(out / RUN_FILE, metadata)
+        return {"episodes": len(tasks), "played_now": played, "resumed_from": len(tasks) - len(todo)}

@@ -1,10 +1,14 @@
-"""A run's files: ``episodes.jsonl`` (one line per finished episode, appended durably) and ``run.json``."""
+"""A run's files: ``episodes.jsonl`` (one line per finished episode, appended durably), ``run.json``, and
+``.lock``, held by the one process that writes the run."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +16,32 @@ import numpy as np
 
 EPISODES_FILE = "episodes.jsonl"
 RUN_FILE = "run.json"
+LOCK_FILE = ".lock"
+
+
+class RunLockedError(RuntimeError):
+    """Another process is writing to the run folder."""
+
+
+@contextlib.contextmanager
+def run_lock(out: Path) -> Iterator[None]:
+    """Hold the exclusive lock of the run folder ``out`` (``fcntl.flock`` on ``out/.lock``, released when the
+    process ends however it ends); ``RunLockedError`` at once while another process holds it."""
+    fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise RunLockedError(
+                f"{out} is being written by another run (process {holder}): wait for it to end, or choose another "
+                "--out (two runs appending to one folder would record episodes twice)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 def to_json(value: Any) -> Any:
