@@ -13,6 +13,7 @@ import pytest
 from tests.textenvs.corridor_env import CORRIDOR_ID
 from textagents.bench import load_suite, run_suite
 from textagents.bench.store import EPISODES_FILE, LOCK_FILE, RunLockedError, run_lock
+from textagents.cli import main
 
 
 @pytest.fixture
@@ -57,3 +58,15 @@ def test_the_lock_is_released_when_its_process_is_killed(tmp_path, suite):
         holder.wait()
     assert (out / LOCK_FILE).read_text() == f"{holder.pid}\n"  # left behind by the killed run: no matter
     assert run_suite(suite, out, progress=False)["played_now"] == 3
+
+
+def test_the_command_line_says_so_in_one_line(tmp_path, suite, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    with run_lock(out):
+        assert main(["bench", "run", str(suite.path), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == (
+        f"error: {out} is being written by another run (process {os.getpid()}): wait for it to end, or choose "
+        "another --out (two runs appending to one folder would record episodes twice)"
+    )

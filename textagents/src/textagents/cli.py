@@ -561,6 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from textagents.bench.store import RunLockedError
     from textagents.llm.models import ModelChecksumError, ModelNotDownloadedError
     from textagents.llm.record import ReplayMissError
     from textagents.methods.core.config import ConfigError
@@ -570,7 +571,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     user_errors = (ConfigError, RunDirError, UnknownMethodError, ModelNotDownloadedError, ModelChecksumError)
-    return run_command(lambda: args.run(args), "textagents", args.debug, (*user_errors, ReplayMissError))
+    return run_command(
+        lambda: args.run(args), "textagents", args.debug, (*user_errors, ReplayMissError, RunLockedError)
+    )
 
 
 if __name__ == "__main__":
