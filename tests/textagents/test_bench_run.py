@@ -188,3 +188,47 @@ def test_invalid_and_parse_fallback_rates_are_per_step():
     assert step_rates(records) == {"invalid_rate": 1 / 40, "parse_fallback_rate": 10 / 40}
     no_llm = [{"steps": 5, "invalid_actions": 0, "agent_stats": {}}]
     assert step_rates(no_llm) == {"invalid_rate": 0.0, "parse_fallback_rate": None}
+
+
+def _synthetic_run(run_dir, episodes: dict[str, list[dict]]) -> None:
+    """A run of one env (seeds 0-3) whose agents played the given episodes (progression, agent_stats, ...)."""
+    run_dir.mkdir()
+    agents = [{"name": name, "kind": "llm-generate", "envs": None, "options": {}} for name in episodes]
+    run = {
+        "suite": {"name": "synthetic", "sha256": "0" * 64, "description": ""},
+        "envs": [{"name": "Corridor", "id": "TestCorridor-v0", "kwargs": {}, "seeds": [0, 1, 2, 3]}],
+        "agents": agents,
+        "sessions": [],
+    }
+    (run_dir / "run.json").write_text(json.dumps(run))
+    lines = []
+    for name, played in episodes.items():
+        for seed, fields in enumerate(played):
+            record = {"agent": name, "kind": "llm-generate", "env": "Corridor", "env_id": "TestCorridor-v0"}
+            record |= {"seed": seed, "success": False, "return": 0.0, "progression": 0.0, "steps": 10}
+            record |= {"invalid_actions": 0, "agent_stats": {}, "metrics": {}, "ended": True} | fields
+            lines.append(json.dumps(record) + "\n")
+    (run_dir / "episodes.jsonl").write_text("".join(lines))
+
+
+def test_leaderboard_shows_an_agent_falling_back_on_every_step_at_100_percent(tmp_path):
+    always = {"agent_stats": {"exact": 0, "fallback": 10}}
+    half = {"agent_stats": {"exact": 5, "fallback": 5}, "invalid_actions": 1}
+    _synthetic_run(tmp_path / "run", {"always-falls-back": [always] * 4, "half": [half] * 4})
+    summary = json.loads(write_report(tmp_path / "run", plots=False)["summary"].read_text())
+    rates = {a["agent"]: (a["invalid_rate"], a["parse_fallback_rate"]) for a in summary["agents"]}
+    assert rates == {"always-falls-back": (0.0, 1.0), "half": (0.1, 0.5)}
+    markdown = (tmp_path / "run" / "leaderboard.md").read_text()
+    assert "| always-falls-back | llm-generate | 1 | 4 | 0.000 | 0.000 | 0.0% | 100.0% |" in markdown
+
+
+def test_a_partial_agent_is_marked_and_not_ranked_against_complete_ones(tmp_path):
+    lucky = [{"progression": 1.0, "success": True}]  # 1 of its 4 episodes, all successes so far
+    _synthetic_run(tmp_path / "run", {"complete": [{"progression": 0.5}] * 4, "lucky": lucky})
+    summary = json.loads(write_report(tmp_path / "run", plots=False)["summary"].read_text())
+    assert [(a["agent"], a["rank"], a["partial"]) for a in summary["agents"]] == [
+        ("complete", 1, False),
+        ("lucky", None, True),
+    ]
+    markdown = (tmp_path / "run" / "leaderboard.md").read_text()
+    assert "| — | lucky | llm-generate | 1 | 1 of 4 (partial) | 1.000 |" in markdown

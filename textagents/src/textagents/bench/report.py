@@ -104,18 +104,20 @@ def _rate_text(rate: float | None) -> str:
     return "—" if rate is None else f"{100 * rate:.1f}%"
 
 
+def agent_expected_episodes(run: dict[str, Any], agent: dict[str, Any]) -> int:
+    """How many episodes ``agent`` (an agent of ``run.json``) plays in the suite."""
+    return sum(len(env["seeds"]) for env in run["envs"] if not agent["envs"] or env["name"] in agent["envs"])
+
+
 def expected_episodes(run: dict[str, Any]) -> int:
     """How many episodes the suite recorded in ``run.json`` plays."""
-    return sum(
-        len(env["seeds"])
-        for agent in run["agents"]
-        for env in run["envs"]
-        if not agent["envs"] or env["name"] in agent["envs"]
-    )
+    return sum(agent_expected_episodes(run, agent) for agent in run["agents"])
 
 
 def summarize(run: dict[str, Any], records: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Per (agent, env) statistics, in the suite's order, and each agent's averages across the envs it played."""
+    """Per (agent, env) statistics, in the suite's order, and each agent's averages across the envs it played
+    and rates per step. Only agents that played all their episodes are ranked; the others are ``partial``
+    (their averages cover other episodes than the complete agents' do) and listed after them."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for record in sorted(records, key=lambda r: (r["agent"], r["env"], r["seed"])):
         groups.setdefault((record["agent"], record["env"]), []).append(record)
@@ -123,23 +125,28 @@ def summarize(run: dict[str, Any], records: Iterable[dict[str, Any]]) -> dict[st
     env_order = [e["name"] for e in run["envs"]]
     cells = [_cell(groups[(agent, env)]) for env in env_order for agent in agent_order if (agent, env) in groups]
     agents = []
-    for agent in agent_order:
-        own = [c for c in cells if c["agent"] == agent]
+    for agent in run["agents"]:
+        own = [c for c in cells if c["agent"] == agent["name"]]
         if not own:
             continue
+        episodes = sum(c["episodes"] for c in own)
+        expected = agent_expected_episodes(run, agent)
         agents.append(
             {
-                "agent": agent,
+                "agent": agent["name"],
                 "kind": own[0]["kind"],
                 "envs": len(own),
-                "episodes": sum(c["episodes"] for c in own),
+                "episodes": episodes,
+                "expected_episodes": expected,
+                "partial": episodes < expected,
                 "progression_average": math.fsum(c["progression"]["mean"] for c in own) / len(own),
                 "success_average": math.fsum(c["success"]["mean"] for c in own) / len(own),
+                **step_rates([r for key, group in groups.items() if key[0] == agent["name"] for r in group]),
             }
         )
-    agents.sort(key=lambda a: (-a["progression_average"], -a["success_average"], a["agent"]))
+    agents.sort(key=lambda a: (a["partial"], -a["progression_average"], -a["success_average"], a["agent"]))
     for rank, agent in enumerate(agents, 1):
-        agent["rank"] = rank
+        agent["rank"] = None if agent["partial"] else rank
     episodes = sum(c["episodes"] for c in cells)
     return {
         "suite": run["suite"]["name"],
@@ -178,15 +185,20 @@ def leaderboard_markdown(summary: dict[str, Any], run: dict[str, Any]) -> str:
         "## Overall",
         "",
         "Agents ranked by their progression (a number in [0, 1] every env reports) averaged over the envs they",
-        "played; success is averaged the same way.",
+        "played; success is averaged the same way. An agent that has not played all its episodes is partial and",
+        "not ranked. Invalid rate: commands the env refused, per step; parse fallback: LLM outputs that named no",
+        "command and were replaced by a fallback command, per step (— for agents that do not parse outputs).",
         "",
-        "| rank | agent | kind | envs | episodes | progression (avg) | success (avg) |",
-        "|---:|---|---|---:|---:|---:|---:|",
+        "| rank | agent | kind | envs | episodes | progression (avg) | success (avg) | invalid rate | parse fallback |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for a in summary["agents"]:
+        rank = "—" if a["rank"] is None else a["rank"]
+        episodes = f"{a['episodes']} of {a['expected_episodes']} (partial)" if a["partial"] else a["episodes"]
         lines.append(
-            f"| {a['rank']} | {a['agent']} | {a['kind']} | {a['envs']} | {a['episodes']} | "
-            f"{a['progression_average']:.3f} | {a['success_average']:.3f} |"
+            f"| {rank} | {a['agent']} | {a['kind']} | {a['envs']} | {episodes} | "
+            f"{a['progression_average']:.3f} | {a['success_average']:.3f} | "
+            f"{_rate_text(a['invalid_rate'])} | {_rate_text(a['parse_fallback_rate'])} |"
         )
     lines += ["", "## Per environment", "", "Mean ± standard error over episodes (one per seed).", ""]
     envs = list(dict.fromkeys(c["env"] for c in summary["cells"]))
