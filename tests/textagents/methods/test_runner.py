@@ -98,6 +98,20 @@ def test_resuming_with_another_config_names_the_changed_settings(tmp_path):
         run_method("example", changed, out, resume=True, progress=False)
 
 
+def test_a_run_recorded_before_a_setting_existed_resumes_while_the_setting_keeps_its_default(tmp_path):
+    out = tmp_path / "run"
+    run_method("example", SMOKE, out, progress=False)
+    recorded = json.loads((out / "config.json").read_text())
+    del recorded["config"]["llm_backend"]  # as a run from before the setting was added
+    (out / "config.json").write_text(json.dumps(recorded))
+    run_method("example", SMOKE, out, resume=True, progress=False)
+    changed = _config(tmp_path, SMOKE.read_text() + "llm_backend: llamacpp\n")
+    with pytest.raises(RunDirError, match=r"another config \(llm_backend: None -> 'llamacpp'\)"):
+        run_method("example", changed, out, resume=True, progress=False)
+    with pytest.raises(ConfigError, match="llm_backend must be one of"):
+        load_config(ExampleConfig, _config(tmp_path, "llm_backend: vllm\n", "bad.yaml"))
+
+
 LONG = """\
 iterations: 60
 checkpoint_every: 1

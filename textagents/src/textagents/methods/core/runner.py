@@ -47,6 +47,10 @@ def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
             from textagents.llm import OpenAIBackend
 
             backend = OpenAIBackend(config.model, base_url=config.base_url, api_key_env=config.api_key_env)
+        elif config.llm_backend == "llamacpp":
+            from textagents.llm.llamacpp_backend import LlamaCppBackend
+
+            backend = LlamaCppBackend(config.model)
         else:
             from textagents.llm.transformers_backend import TransformersBackend
 
@@ -88,7 +92,7 @@ def run_method(
     try:
         start = 0
         if resume:
-            checkpoint = run.resume(name, config.as_dict())
+            checkpoint = run.resume(name, config.as_recorded(run.recorded()["config"]))
             method.restore(checkpoint)
             start = checkpoint.iteration
         else:
