@@ -372,15 +372,25 @@ def _lgqd_archive(args: argparse.Namespace) -> int:
 
 def _lgqd_stage(args: argparse.Namespace) -> int:
     from textagents.methods.lgqd.annotate import run_annotate
+    from textagents.methods.lgqd.cluster_stage import run_cluster_actions
     from textagents.methods.lgqd.dedupe import run_dedupe
+    from textagents.methods.lgqd.deploy_stage import run_deploy
     from textagents.methods.lgqd.describe import run_describe
+    from textagents.methods.lgqd.judge_stage import run_judge
+    from textagents.methods.lgqd.report import run_report
     from textagents.methods.lgqd.split import run_split
+    from textagents.methods.lgqd.train_stage import run_train_dt
 
     stages = {
         "dedupe": lambda: run_dedupe(args.out),
         "annotate": lambda: run_annotate(args.out),
         "describe": lambda: run_describe(args.out, _llm_choice(args), progress=not args.no_progress),
         "split": lambda: run_split(args.out),
+        "cluster-actions": lambda: run_cluster_actions(args.out),
+        "train-dt": lambda: run_train_dt(args.out),
+        "deploy": lambda: run_deploy(args.out, progress=not args.no_progress),
+        "judge": lambda: run_judge(args.out, _llm_choice(args), progress=not args.no_progress),
+        "report": lambda: run_report(args.out),
     }
     try:
         result = stages[args.lgqd_command]()
@@ -393,7 +403,9 @@ def _lgqd_stage(args: argparse.Namespace) -> int:
 
 def _add_lgqd(commands: argparse._SubParsersAction) -> None:
     lgqd = commands.add_parser(
-        "lgqd", help="language-grounded QD's pipeline: archive, dedupe, annotate, describe, split (one folder)"
+        "lgqd",
+        help="language-grounded QD's pipeline: archive, dedupe, annotate, describe, split, cluster-actions, "
+        "train-dt, deploy, judge, report (one folder)",
     )
     stages = lgqd.add_subparsers(dest="lgqd_command", required=True)
     archive = stages.add_parser("archive", help="novelty search: the archive of policies (checkpointed)")
@@ -407,12 +419,18 @@ def _add_lgqd(commands: argparse._SubParsersAction) -> None:
         "annotate": "replay each policy in the env: its annotation, observations, actions, descriptor",
         "describe": "one description per trajectory (LLM or template); continues where it stopped",
         "split": "train/val/test split of the described trajectories",
+        "cluster-actions": "k-means clusters of each action dimension over the train split",
+        "train-dt": "train the decision transformer (and its tokenizer); continues from its last checkpoint",
+        "deploy": "the DT from each test description, beside a random archive policy and the described one",
+        "judge": "judge each deployment: deterministic judge and LLM judge, their agreement",
+        "report": "report.md and plots: archive, descriptions, training, judged scores, examples on the map",
     }
     for name, text in helps.items():
         stage = stages.add_parser(name, help=text)
         stage.add_argument("out", help="the pipeline folder made by `textagents lgqd archive`")
-        if name == "describe":
+        if name in ("describe", "deploy", "judge"):
             stage.add_argument("--no-progress", action="store_true", help="no progress bar")
+        if name in ("describe", "judge"):
             _add_llm_options(stage)
         stage.set_defaults(run=_lgqd_stage)
 

@@ -4,7 +4,6 @@ at the end ``archive.npz`` + ``archive.json`` and the coverage plots."""
 
 from __future__ import annotations
 
-import io
 import json
 import time
 from pathlib import Path
@@ -21,8 +20,8 @@ from textagents.methods.lgqd.artifacts import (
     Pipeline,
     PipelineError,
     read_npz,
+    save_figure,
     write_artifact,
-    write_bytes_atomic,
     write_npz_atomic,
 )
 from textagents.methods.lgqd.config import LGQDConfig
@@ -131,7 +130,7 @@ def _plot(records: list[dict[str, Any]], bd: np.ndarray, added: np.ndarray, worl
     size_axis.set(xlabel="generation", ylabel="archive entries", title="archive size")
     coverage_axis.plot(generations, [100 * r["coverage"] for r in records])
     coverage_axis.set(xlabel="generation", ylabel="% of reachable cells", title="map coverage")
-    _save_figure(figure, folder / "progress.png")
+    save_figure(figure, folder / "progress.png")
 
     figure, axis = plt.subplots(figsize=(5.5, 5))
     real = world.layout.real_size
@@ -139,17 +138,7 @@ def _plot(records: list[dict[str, Any]], bd: np.ndarray, added: np.ndarray, worl
     points = axis.scatter(bd[:, 0], bd[:, 1], c=added, s=4, cmap="viridis")
     figure.colorbar(points, ax=axis, label="generation added")
     axis.set(title=f"archive: {len(bd)} descriptors (final x, y)", xlim=(0, real), ylim=(real, 0))
-    _save_figure(figure, folder / "archive_map.png")
-
-
-def _save_figure(figure: Any, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    figure.tight_layout()
-    figure.savefig(buffer, format="png", dpi=100)
-    plt.close(figure)
-    write_bytes_atomic(path, buffer.getvalue())
+    save_figure(figure, folder / "archive_map.png")
 
 
 def _summary(pipeline: Pipeline, config: LGQDConfig) -> dict[str, Any]:

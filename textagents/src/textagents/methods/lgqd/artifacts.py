@@ -101,3 +101,14 @@ def write_artifact(folder: Path, name: str, arrays: dict[str, np.ndarray], metad
     write_npz_atomic(folder / f"{name}.npz", arrays)
     shapes = {key: {"shape": list(value.shape), "dtype": str(value.dtype)} for key, value in arrays.items()}
     write_json_atomic(folder / f"{name}.json", {**metadata, "arrays": shapes})
+
+
+def save_figure(figure: Any, path: Path) -> None:
+    """A matplotlib ``figure`` as a PNG at ``path`` (tight layout, 100 dpi, written atomically), then closed."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=100)
+    plt.close(figure)
+    write_bytes_atomic(path, buffer.getvalue())

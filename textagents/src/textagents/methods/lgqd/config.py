@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textagents.methods.core.config import MethodConfig
+from textagents.methods.lgqd.deploy import STRATEGIES
+from textagents.methods.lgqd.dt import DTSettings
 
 DESCRIBERS = ("llm", "template")
 OUTPUT_ACTIVATIONS = ("identity", "tanh")
@@ -29,8 +31,17 @@ class LGQDConfig(MethodConfig):
     Then ``dedupe_tolerance`` (real units; ``None``: keep every entry, as the original does), the env's
     annotation (every 40th step and the last, the paper's), descriptions by the ``describer`` (``llm``:
     the paper's three styles drawn with ``style_weights`` at ``temperature``, at most ``max_tokens``,
-    ``describe_batch`` prompts a call; ``template``: a deterministic sentence from the annotation), and a
-    ``split_fractions`` train/val/test split drawn with ``seed``.
+    ``describe_batch`` prompts a call; ``template``: a deterministic sentence from the annotation) of
+    ``describe_items`` items drawn with ``seed`` (``None``: every item, the paper's), and a
+    ``split_fractions`` train/val/test split of the described items drawn with ``seed``.
+
+    The decision transformer: each action dimension cut into ``action_clusters`` k-means clusters; a
+    byte-level BPE tokenizer of ``tokenizer_vocab`` tokens trained on the train descriptions; the model's
+    ``dt_*`` settings (``dt_settings``: ``DTSettings``' fields without the prefix, ``max_steps`` =
+    ``horizon``); ``iterations`` optimizer steps on ``device``, validated every ``eval_every``. Deployed
+    from each test description (the first ``deploy_items``; ``None``: all) for ``deploy_trials`` trials
+    choosing clusters by ``deploy_strategy``; judged by the deterministic judge and by ``judge_model``
+    (``None``: ``model``) with at most ``judge_max_tokens`` a judgement, ``judge_batch`` cases a call.
     """
 
     env_id: str = "Fastsim-Text-Household-v0"
@@ -57,7 +68,27 @@ class LGQDConfig(MethodConfig):
     temperature: float = 0.2
     max_tokens: int = 256
     describe_batch: int = 16
+    describe_items: int | None = None
     split_fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    action_clusters: int = 4
+    tokenizer_vocab: int = 1000
+    dt_layers: int = 2
+    dt_heads: int = 4
+    dt_embedding: int = 360
+    dt_dropout: float = 0.1
+    dt_offset_head_hidden: int = 1024
+    dt_batch_size: int = 30
+    dt_learning_rate: float = 5e-3
+    dt_min_learning_rate: float = 5e-5
+    dt_warmup_steps: int = 1000
+    dt_decay_steps: int = 300_000
+    device: str = "cpu"
+    deploy_items: int | None = None
+    deploy_trials: int = 5
+    deploy_strategy: str = "sample"
+    judge_model: str | None = None
+    judge_max_tokens: int = 1024
+    judge_batch: int = 8
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -75,7 +106,19 @@ class LGQDConfig(MethodConfig):
             "coverage_cells",
             "max_tokens",
             "describe_batch",
+            "action_clusters",
+            "tokenizer_vocab",
+            "deploy_trials",
+            "judge_max_tokens",
+            "judge_batch",
         )
+        self.dt_settings()  # checks the dt_* keys
+        if self.deploy_items is not None and self.deploy_items < 1:
+            raise ValueError(f"deploy_items must be >= 1 or null (every test item), got {self.deploy_items}")
+        if self.deploy_strategy not in STRATEGIES:
+            raise ValueError(f"deploy_strategy must be one of {list(STRATEGIES)}, got {self.deploy_strategy!r}")
+        if self.describe_items is not None and self.describe_items < 1:
+            raise ValueError(f"describe_items must be >= 1 or null (every item), got {self.describe_items}")
         if self.output_activation not in OUTPUT_ACTIVATIONS:
             raise ValueError(
                 f"output_activation must be one of {list(OUTPUT_ACTIVATIONS)}, got {self.output_activation!r}"
@@ -103,3 +146,19 @@ class LGQDConfig(MethodConfig):
             values = getattr(self, name)
             if any(v < 0 for v in values) or abs(sum(values) - 1) > 1e-9:
                 raise ValueError(f"{name} must be three non-negative numbers summing to 1, got {list(values)}")
+
+    def dt_settings(self) -> DTSettings:
+        """The decision transformer's settings from the ``dt_*`` keys (the others: ``DTSettings``' defaults)."""
+        return DTSettings(
+            layers=self.dt_layers,
+            heads=self.dt_heads,
+            embedding=self.dt_embedding,
+            dropout=self.dt_dropout,
+            offset_head_hidden=self.dt_offset_head_hidden,
+            max_steps=self.horizon,
+            batch_size=self.dt_batch_size,
+            learning_rate=self.dt_learning_rate,
+            min_learning_rate=self.dt_min_learning_rate,
+            warmup_steps=self.dt_warmup_steps,
+            decay_steps=self.dt_decay_steps,
+        )

@@ -1,8 +1,9 @@
 """``textagents lgqd describe``: one description per annotated trajectory, by the LLM (the paper's three
 styles, through ``LLMBackend``, every call recorded to the pipeline's ``llm_calls.jsonl``) or by the
-template. Each batch of descriptions is appended to ``describe/descriptions.jsonl`` as soon as it is made,
-so a stopped stage continues where it stopped; an answer with no usable description gets the template's
-sentence instead, flagged ``"fallback": true`` and counted."""
+template, of every annotated item or of ``describe_items`` of them drawn with the seed. Each batch of
+descriptions is appended to ``describe/descriptions.jsonl`` as soon as it is made, so a stopped stage
+continues where it stopped; an answer with no usable description gets the template's sentence instead,
+flagged ``"fallback": true`` and counted."""
 
 from __future__ import annotations
 
@@ -44,8 +45,16 @@ def done_descriptions(path: Path) -> dict[int, dict[str, Any]]:
     return found
 
 
+def selected_items(count: int, describe_items: int | None, seed: int) -> list[int]:
+    """The items to describe, ascending: all ``count``, or ``describe_items`` of them drawn without
+    replacement by ``seed``."""
+    if describe_items is None or describe_items >= count:
+        return list(range(count))
+    return sorted(np.random.default_rng(seed).choice(count, describe_items, replace=False).tolist())
+
+
 def run_describe(out: str | Path, llm: LLMChoice | None = None, progress: bool = True) -> dict[str, Any]:
-    """Describe every item not described yet; ``llm`` overrides the config's model (or replays)."""
+    """Describe every selected item not described yet; ``llm`` overrides the config's model (or replays)."""
     pipeline = Pipeline(out)
     llm = llm or LLMChoice()
     overrides = {k: v for k, v in llm.config_overrides().items() if v is not None}
@@ -53,12 +62,12 @@ def run_describe(out: str | Path, llm: LLMChoice | None = None, progress: bool =
     annotations = read_annotations(pipeline.require("annotate", ANNOTATIONS))
     bd = read_npz(pipeline.require("annotate", "rollouts.npz"))["bd"]
     path = pipeline.stage(STAGE) / DESCRIPTIONS
-    missing = [item for item in range(len(annotations)) if item not in done_descriptions(path)]
+    selected = selected_items(len(annotations), config.describe_items, config.seed)
+    done = done_descriptions(path)
+    missing = [item for item in selected if item not in done]
     # the runner's LLM builder: the config's model (or --model / --base-url, or a replay), recorded
     llm_backend = _llm_factory(config, pipeline.run, llm) if config.describer == "llm" else None
-    bar = tqdm(
-        total=len(annotations), initial=len(annotations) - len(missing), desc="lgqd describe", disable=not progress
-    )
+    bar = tqdm(total=len(selected), initial=len(selected) - len(missing), desc="lgqd describe", disable=not progress)
     for start in range(0, len(missing), config.describe_batch):
         batch = missing[start : start + config.describe_batch]
         if llm_backend is None:
@@ -68,7 +77,7 @@ def run_describe(out: str | Path, llm: LLMChoice | None = None, progress: bool =
         append_records(path, records)
         bar.update(len(batch))
     bar.close()
-    return _summarise(pipeline, config, len(annotations), done_descriptions(path))
+    return _summarise(pipeline, config, len(annotations), selected, done_descriptions(path))
 
 
 def _ask(backend: Any, config: LGQDConfig, items: list[int], annotations: list[Any], bd: np.ndarray) -> list[dict]:
@@ -92,10 +101,14 @@ def _record(item: int, style: str, description: str, answer: Any, fallback: bool
     return {"item": item, "style": style, "description": description, "answer": answer, "fallback": fallback}
 
 
-def _summarise(pipeline: Pipeline, config: LGQDConfig, items: int, done: dict[int, dict]) -> dict[str, Any]:
+def _summarise(
+    pipeline: Pipeline, config: LGQDConfig, items: int, selected: list[int], done: dict[int, dict]
+) -> dict[str, Any]:
+    done = {i: done[i] for i in selected if i in done}
     summary = {
         "stage": STAGE,
         "items": items,
+        "selected": len(selected),
         "described": len(done),
         "describer": config.describer,
         "model": config.model if config.describer == "llm" else None,
@@ -103,15 +116,16 @@ def _summarise(pipeline: Pipeline, config: LGQDConfig, items: int, done: dict[in
         "fallbacks": sum(bool(r["fallback"]) for r in done.values()),
         "temperature": config.temperature if config.describer == "llm" else None,
     }
-    write_json_atomic(pipeline.stage(STAGE) / "describe.json", summary)
+    write_json_atomic(pipeline.stage(STAGE) / "describe.json", {**summary, "selected_items": selected})
     return summary
 
 
-def load_descriptions(pipeline: Pipeline) -> list[dict[str, Any]]:
-    """Every item's description record, item by item; an error when the stage has not finished."""
+def load_descriptions(pipeline: Pipeline) -> dict[int, dict[str, Any]]:
+    """Each selected item's description record by item, ascending; an error when the stage has not
+    finished."""
     done = done_descriptions(pipeline.require(STAGE, DESCRIPTIONS))
-    items = json.loads(pipeline.require(STAGE, "describe.json").read_text())["items"]
-    missing = [i for i in range(items) if i not in done]
+    selected = json.loads(pipeline.require(STAGE, "describe.json").read_text())["selected_items"]
+    missing = [i for i in selected if i not in done]
     if missing:
         raise PipelineError(f"{len(missing)} items are not described yet: run `textagents lgqd describe` again")
-    return [done[i] for i in range(items)]
+    return {i: done[i] for i in selected}

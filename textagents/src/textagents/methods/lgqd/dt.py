@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import torch
@@ -39,7 +39,9 @@ from textagents.bench.store import write_json_atomic
 from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
 from textagents.methods.core.run_dir import CONFIG_FILE, Checkpoint, RunDir
 from textagents.methods.lgqd.action_clusters import ActionClusters
-from textagents.methods.lgqd.dataset import Episodes
+
+if TYPE_CHECKING:  # the pipeline's config imports this module's settings
+    from textagents.methods.lgqd.dataset import Episodes
 
 #: The name a DT training folder records as its method (``RunDir``'s ``config.json``).
 DT_RUN = "lgqd-dt"

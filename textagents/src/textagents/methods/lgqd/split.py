@@ -1,5 +1,6 @@
-"""``textagents lgqd split``: the described items shuffled with the config's seed and cut into train, val
-and test by ``split_fractions`` (train and val rounded down, test the rest): ``split/split.json``."""
+"""``textagents lgqd split``: the described items (their item numbers) shuffled with the config's seed and
+cut into train, val and test by ``split_fractions`` (train and val rounded down, test the rest):
+``split/split.json``."""
 
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ def split_items(count: int, fractions: tuple[float, float, float], seed: int) ->
 def run_split(out: str | Path) -> dict[str, Any]:
     pipeline = Pipeline(out)
     config = pipeline.config()
-    count = len(load_descriptions(pipeline))
-    splits = split_items(count, config.split_fractions, config.seed)
+    described = list(load_descriptions(pipeline))
+    positions = split_items(len(described), config.split_fractions, config.seed)
+    splits = {name: [described[k] for k in chosen] for name, chosen in positions.items()}
     write_json_atomic(
         pipeline.stage(STAGE) / "split.json",
         {"seed": config.seed, "fractions": list(config.split_fractions), **splits},

@@ -55,6 +55,12 @@ def _background(world: World) -> Image.Image:
     return image
 
 
+def map_image(world: World) -> np.ndarray:
+    """uint8[H, W, 3] image of the map alone (``SCALE`` image pixels a map pixel): the tiles, the walls and
+    the named objects."""
+    return np.asarray(_background(world))
+
+
 def render_frame(world: World, pose: np.ndarray, lasers: np.ndarray) -> np.ndarray:
     """uint8[H, W, 3] frame of the robot at ``pose`` (real x, y, theta) with libfastsim's laser readings."""
     layout = world.layout
