@@ -20,10 +20,12 @@ from textagents.methods.lgqd.artifacts import Pipeline, save_figure
 from textagents.methods.lgqd.config import LGQDConfig
 from textagents.methods.lgqd.deploy_stage import POLICIES, load_deployments
 from textagents.methods.lgqd.describe import load_descriptions
+from textagents.methods.lgqd.judge import named_landmarks
 from textagents.methods.lgqd.judge_stage import load_judgements
 from textagents.methods.lgqd.policies import layout_of
 from textagents.methods.lgqd.train_stage import RUN
 from textagents.methods.lgqd.train_stage import STAGE as TRAIN_STAGE
+from textenvs.envs.fastsim.layouts import get_layout
 from textenvs.envs.fastsim.renderer import map_image
 from textenvs.envs.fastsim.simulator import World, load_world
 
@@ -120,7 +122,7 @@ def _plot_examples(world: World, cases: list[list[dict[str, Any]]], path: Path) 
         axis.set(title=f"example {index + 1}: test item {records[0]['item']}", xlim=(0, real), ylim=(real, 0))
         axis.set_xticks([])
         axis.set_yticks([])
-        axis.legend(fontsize=7, loc="lower left")
+        axis.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=4)
     save_figure(figure, path)
 
 
@@ -177,6 +179,8 @@ def run_report(out: str | Path) -> dict[str, Any]:
     train_rows = [r for r in metrics if r["kind"] == "train"]
     eval_rows = [r for r in metrics if r["kind"] == "eval"]
     fallback_rate = describe["fallbacks"] / max(describe["described"], 1)
+    layout = get_layout(layout_of(config.env_id))
+    naming = sum(bool(named_landmarks(r["description"], layout)) for r in descriptions.values())
     lines = [
         f"# Language-grounded QD: pipeline report (`{pipeline.path}`)",
         "",
@@ -195,7 +199,9 @@ def run_report(out: str | Path) -> dict[str, Any]:
         f"{describe['described']} described by `{describe['describer']}`"
         + (f" ({describe['model']})" if describe["model"] else "")
         + f"; styles {describe['styles']}; **{describe['fallbacks']} fallbacks to the template "
-        f"({100 * fallback_rate:.1f} %)** (answers with nothing usable). Split {len(split['train'])} / "
+        f"({100 * fallback_rate:.1f} %)** (answers with nothing usable); {naming} "
+        f"({100 * naming / max(len(descriptions), 1):.1f} %) name a landmark of the map (an object or a tile "
+        f"colour: what the deterministic judge checks). Split {len(split['train'])} / "
         f"{len(split['val'])} / {len(split['test'])}. The first three:",
         "",
         *[
