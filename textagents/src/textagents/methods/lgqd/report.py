@@ -89,6 +89,10 @@ def _plot_scores(summary: dict[str, Any], path: Path) -> None:
         errors = [s["se"] or 0.0 for s in stats]
         axis.bar(POLICIES, means, yerr=errors, color=[COLOURS[p] for p in POLICIES], capsize=4)
         axis.set(title=title)
+        if key != "bd_error":
+            axis.set_ylim(0, 1.05)
+        if all(s["mean"] is None for s in stats):
+            axis.text(0.5, 0.5, "no scores", transform=axis.transAxes, ha="center", va="center")
         axis.tick_params(axis="x", labelrotation=15)
     save_figure(figure, path)
 
@@ -169,7 +173,9 @@ def run_report(out: str | Path) -> dict[str, Any]:
     _plot_archive(progress, folder / "archive.png")
     _plot_training(metrics, folder / "training.png")
     _plot_scores(summary, folder / "scores.png")
-    if summary["agreement"] is not None:
+    compared = summary["agreement"] is not None and summary["agreement"]["pairs"] > 0
+    (folder / "agreement.png").unlink(missing_ok=True)
+    if compared:
         _plot_agreement(judgements, folder / "agreement.png")
     items = list(dict.fromkeys(d["item"] for d in deployments))[:EXAMPLES]
     cases = [[d for d in deployments if d["item"] == item] for item in items]
@@ -256,8 +262,7 @@ def run_report(out: str | Path) -> dict[str, Any]:
             f"{agreement['deterministic_undefined']} descriptions naming no landmark. Pearson "
             f"{agreement['pearson']}, Spearman {agreement['spearman']}, agreement at 0.5 "
             f"{agreement['accuracy_at_threshold']}, mean absolute difference {agreement['mean_absolute_difference']}.",
-            "",
-            "![agreement](agreement.png)",
+            *(["", "![agreement](agreement.png)"] if compared else []),
         ]
     lines += ["", "## Examples on the map", "", "![trajectories](trajectories.png)", ""]
     for index, records in enumerate(cases, start=1):
