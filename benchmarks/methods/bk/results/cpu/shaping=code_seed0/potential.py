@@ -1,0 +1,4 @@
+import math
+
+def potential(observation: str) -> float:
+    return 0.0
