@@ -1,6 +1,6 @@
 """A trained SB3 model on disk as data only, never as code.
 
-SB3's own ``model.zip`` is a cloudpickle archive: loading one runs whatever code it holds. Here a model is
+SB3's own zip format stores Python objects that run code when loaded. Here a model is
 two files beside each other: ``<stem>.pth``, the state dicts of its networks and optimizer (read with
 ``torch.load(weights_only=True)``, which refuses anything but tensors and plain containers), and
 ``<stem>.json``, its training counters. The model itself is rebuilt from the run's ``config.json`` before

@@ -30,12 +30,14 @@ def load_yaml(source: str | os.PathLike[str] | bytes) -> Any:
     """Parse a YAML file, or its bytes (``read_asset``'s); ``!!python/tuple`` becomes a tuple, every other
     Python tag is refused."""
     if isinstance(source, bytes):
-        return yaml.load(source, Loader=SceneLoader)  # SceneLoader derives from SafeLoader
+        return yaml.load(source, Loader=SceneLoader)  # trusted: SceneLoader is a SafeLoader (tuples only)
     with open(source, encoding="utf-8") as stream:
-        return yaml.load(stream, Loader=SceneLoader)
+        return yaml.load(stream, Loader=SceneLoader)  # trusted: SceneLoader is a SafeLoader (tuples only)
 
 
-def load_npy(name: str, *, allow_pickle: bool = False, data_dir: str | os.PathLike[str] | None = None) -> Any:
+def load_npy(  # trusted: pickle only for pinned, sha256-checked files
+    name: str, *, allow_pickle: bool = False, data_dir: str | os.PathLike[str] | None = None
+) -> Any:
     """``np.load`` a data file by asset name; with ``allow_pickle=True`` only pinned files are accepted.
 
     The bytes loaded are the bytes ``read_asset`` checked against the table's sha256 (the file is opened

@@ -11,7 +11,7 @@ split/                      split.json
 llm_calls.jsonl             every LLM request and answer of the describe stage (replayable)
 ```
 
-Arrays are ``.npz`` read with ``allow_pickle=False``; everything else is JSON. Whole files are written to a
+Arrays are ``.npz`` read as plain arrays only; everything else is JSON. Whole files are written to a
 temporary file, fsynced and renamed, so a kill leaves the old file or the new one.
 """
 
@@ -91,7 +91,7 @@ def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
 
 def read_npz(path: Path) -> dict[str, np.ndarray]:
     """Every array of an ``.npz`` file, read without pickle."""
-    with np.load(path, allow_pickle=False) as data:
+    with np.load(path, allow_pickle=False) as data:  # trusted: plain arrays only, object arrays refused
         return {name: data[name] for name in data.files}
 
 
