@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from textagents.llm import TokenUsage
+from tests.textagents.methods.scripted_llm import Scripted
 from textagents.methods.bk.config import GOAL_THRESHOLD, BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS
 from textagents.methods.bk.goal_potential import GoalKnowledge, GoalPotential
@@ -32,17 +32,6 @@ ANSWER = """Here are the refined goals:
 - Avoid walls; they block you.
 The list above is short, as you asked.
 """
-
-
-class Scripted:
-    model_name = "scripted"
-
-    def __init__(self, answers):
-        self.answers, self.asked, self.usage = list(answers), [], TokenUsage()
-
-    def chat(self, messages, **sampling):
-        self.asked.append([dict(m) for m in messages])
-        return self.answers.pop(0)
 
 
 def test_list_items_are_goals_and_everything_else_is_ignored():

@@ -11,7 +11,7 @@ import pytest
 import torch
 import yaml
 
-from textagents.llm import TokenUsage
+from tests.textagents.methods.scripted_llm import Scripted
 from textagents.llm.record import RecordingBackend
 from textagents.methods.bk.code_potential import ERROR_FEEDBACK, SYSTEM_TASK, extract_code, write_potential
 from textagents.methods.bk.config import BKConfig
@@ -25,17 +25,6 @@ SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "bk" / 
 GOOD = (
     "```python\nimport re\ndef potential(observation):\n    return float(len(re.findall('red ball', observation)))\n```"
 )
-
-
-class Scripted:
-    model_name = "scripted"
-
-    def __init__(self, answers):
-        self.answers, self.asked, self.usage = list(answers), [], TokenUsage()
-
-    def chat(self, messages, **sampling):
-        self.asked.append([dict(m) for m in messages])
-        return self.answers.pop(0)
 
 
 def test_the_code_block_is_taken_as_the_original_does():

@@ -11,7 +11,7 @@ import math
 import pytest
 import torch
 
-from textagents.llm import TokenUsage
+from tests.textagents.methods.scripted_llm import Scripted
 from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS
 from textagents.methods.bk.goal_prompt import describe_steps, propose_goals
@@ -129,17 +129,6 @@ def test_the_env_prefers_the_snippet_nearer_the_target_and_agreement_counts_deci
     )
     assert (share, pairs) == (0.5, 2)
     assert math.isnan(agreement([EQUAL], [A_BETTER])[0])
-
-
-class Scripted:
-    model_name = "scripted"
-
-    def __init__(self, answers):
-        self.answers, self.asked, self.usage = list(answers), [], TokenUsage()
-
-    def chat(self, messages, **sampling):
-        self.asked.append([dict(m) for m in messages])
-        return self.answers.pop(0)
 
 
 def test_label_agreement_on_scripted_labels(tmp_path):
