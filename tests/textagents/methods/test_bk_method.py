@@ -15,6 +15,7 @@ from tests.textagents.methods.scripted_llm import Scripted
 from textagents.llm.record import RecordingBackend
 from textagents.methods.bk.code_potential import ERROR_FEEDBACK, SYSTEM_TASK, extract_code, write_potential
 from textagents.methods.bk.config import BKConfig
+from textagents.methods.bk.environments import family_name
 from textagents.methods.bk.method import BKMethod
 from textagents.methods.core.config import load_config
 from textagents.methods.core.method import RunContext
@@ -137,3 +138,30 @@ def test_bk_pref_trains_a_scorer_from_a_replayed_recording_and_keeps_it_in_check
     for key, value in method.knowledge.scorer.state_dict().items():
         assert torch.equal(value, trained[key])
     method.close()
+
+
+TREES = "```python\ndef potential(observation):\n    return float(observation.count('tree'))\n```"
+
+
+def test_bk_code_runs_on_ellms_crafter_and_reports_achievements(tmp_path):
+    config = tmp_path / "smoke-crafter.yaml"
+    config.write_text(yaml.safe_dump({**yaml.safe_load(SMOKE.read_text()), "env_id": "Crafter-Text-ELLM-v0"}))
+    calls = _record(tmp_path, config, [TREES, TREES])
+    request = json.loads(calls.read_text().splitlines()[0])
+    assert "Crafter, a 2D survival game" in json.dumps(request)  # the family's description, not BabyAI's
+    out = tmp_path / "run"
+    run_method("bk", config, out, llm=LLMChoice(replay=str(calls)), progress=False)
+    assert (out / "potential.py").read_text() == extract_code(TREES)
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    evals = [r for r in records if r["kind"] == "eval"]
+    assert evals and all(0 <= r["achievements"] <= 22 and r["crafter_score"] >= 0 for r in evals)
+    assert records[0]["sandbox/failures"] == 0 and records[0]["sandbox/calls"] >= 32
+    curves = BKMethod.comparison_curves(records)
+    assert list(curves) == ["achievements per episode"] and len(curves["achievements per episode"]) == len(evals)
+
+
+def test_shaping_refuses_a_family_it_has_no_description_for():
+    with pytest.raises(ValueError, match=r"supports the .*babyai_text.*crafter_text.*'fastsim'"):
+        family_name("Fastsim-Text-HardMaze-v0")
+    with pytest.raises(ValueError, match="not a textenvs id"):
+        family_name("CartPole-v1")

@@ -35,6 +35,7 @@ from textagents.methods.bk.pref_prompt import (
 from textagents.methods.bk.samples import Step, random_steps
 from textagents.methods.core.original_prompts import PROMPT_ASSETS
 from textenvs.data.assets import Asset
+from textenvs.envs.babyai_text.env import COMMANDS
 
 
 @pytest.mark.parametrize(
@@ -111,7 +112,7 @@ def test_one_training_step_lowers_the_loss_and_training_learns_the_labels():
 
 def test_the_potential_scores_the_snippet_of_the_action_that_led_here_and_caches_it():
     scorer, _, _, _, vocabulary = _scorer_and_data()
-    potential = PrefPotential(scorer, vocabulary, 24)
+    potential = PrefPotential(scorer, vocabulary, 24, COMMANDS)
     obs = {"mission": "go to the red ball", "text": "You see a red ball 1 steps forward"}
     expected = scorer(encode([SNIPPETS_BETTER[0]], vocabulary, 24))[0].item()
     assert potential(obs, {"action": 2}) == pytest.approx(expected)  # 2: go forward

@@ -71,3 +71,43 @@ class SymbolicObservation(gym.ObservationWrapper):
 
     def observation(self, observation: dict[str, Any]) -> dict[str, np.ndarray]:
         return symbolic_observation(self.env.unwrapped.view, str(observation["mission"]))
+
+
+#: The player's surroundings a Crafter agent sees: crafter's local view, 9 cells wide and 7 tall.
+CRAFTER_VIEW = (9, 7)
+
+
+def crafter_symbolic_observation(state: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Crafter-Text's ``game_state()`` as the semantic map's ids one-hot over the local view centred on the
+    player (``None``, id 0, outside the world) and the inventory's counts over their maximum, 9."""
+    from textenvs.envs.crafter_text.constants import ID_TO_ITEM, INVENTORY_ITEMS, VITAL_MAX
+
+    semantic = state["semantic"]
+    (width, height), (x, y) = CRAFTER_VIEW, state["player_pos"]
+    ids = np.zeros((width, height), np.int64)
+    left, top = x - width // 2, y - height // 2
+    xs = slice(max(left, 0), min(left + width, semantic.shape[0]))
+    ys = slice(max(top, 0), min(top + height, semantic.shape[1]))
+    ids[xs.start - left : xs.stop - left, ys.start - top : ys.stop - top] = semantic[xs, ys]
+    view = np.eye(len(ID_TO_ITEM), dtype=np.float32)[ids]
+    inventory = np.array([state["inventory"].get(item, 0) for item in INVENTORY_ITEMS], np.float32) / VITAL_MAX
+    return {"view": view, "inventory": inventory}
+
+
+class CrafterSymbolicObservation(gym.ObservationWrapper):
+    """A Crafter-Text env (``action_mode="discrete"``) seen through crafter's semantic local view (one-hot
+    ids, 9 x 7 x 19) and the inventory: the symbolic view of Crafter that policies learn fastest from."""
+
+    def __init__(self, env: gym.Env):
+        from textenvs.envs.crafter_text.constants import ID_TO_ITEM, INVENTORY_ITEMS
+
+        super().__init__(env)
+        self.observation_space = spaces.Dict(
+            {
+                "view": spaces.Box(0, 1, (*CRAFTER_VIEW, len(ID_TO_ITEM)), np.float32),
+                "inventory": spaces.Box(0, np.inf, (len(INVENTORY_ITEMS),), np.float32),
+            }
+        )
+
+    def observation(self, observation: dict[str, Any]) -> dict[str, np.ndarray]:
+        return crafter_symbolic_observation(self.env.unwrapped.game_state())

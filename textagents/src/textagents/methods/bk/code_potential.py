@@ -18,7 +18,7 @@ import torch
 from textagents.bench.store import write_text_atomic
 from textagents.llm.base import LLMBackend
 from textagents.methods.bk.config import BKConfig
-from textagents.methods.bk.environments import ENVIRONMENTS
+from textagents.methods.bk.environments import ENVIRONMENTS, family_name
 from textagents.methods.bk.knowledge import Knowledge
 from textagents.methods.bk.samples import random_steps
 from textagents.methods.bk.sandbox import ALLOWED_IMPORTS, SandboxedPotential, UnsafeCodeError, check_code
@@ -151,7 +151,11 @@ class CodeKnowledge(Knowledge):
         config = self.config
         samples = [step.observation for step in random_steps(config.env_id, config.code_samples, config.seed)]
         labelling = write_potential(
-            self.llm(), "babyai_text", samples, rounds=config.code_rounds, prompt_source=config.prompt_source
+            self.llm(),
+            family_name(config.env_id),
+            samples,
+            rounds=config.code_rounds,
+            prompt_source=config.prompt_source,
         )
         self.code = labelling.code
         if self.code is not None:

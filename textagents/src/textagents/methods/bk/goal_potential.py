@@ -21,6 +21,7 @@ import torch
 from textagents.bench.store import write_json_atomic
 from textagents.llm.base import LLMBackend
 from textagents.methods.bk.config import BKConfig
+from textagents.methods.bk.environments import family_name
 from textagents.methods.bk.goal_prompt import GoalProposal, propose_goals
 from textagents.methods.bk.knowledge import Knowledge
 from textagents.methods.bk.samples import Step, random_steps
@@ -89,7 +90,7 @@ class GoalKnowledge(Knowledge):
             config = self.config
             self.proposals[mission] = propose_goals(
                 self.llm(),
-                "babyai_text",
+                family_name(config.env_id),
                 mission,
                 self._steps(),
                 rounds=config.goal_rounds,

@@ -1,10 +1,11 @@
-"""``bk``: PPO with reward shaping from an LLM's background knowledge, on BabyAI-Text: BK-Code, BK-Goal or
-BK-Pref (``shaping``; ``none``: PPO alone), each a ``Knowledge`` wired the same way.
+"""``bk``: PPO with reward shaping from an LLM's background knowledge, on BabyAI-Text or ELLM's Crafter:
+BK-Code, BK-Goal or BK-Pref (``shaping``; ``none``: PPO alone), each a ``Knowledge`` wired the same way.
 
 Iteration 1 first labels (``Knowledge.label``: the LLM is shown a random policy's steps; what it gave is
 saved in the run: ``potential.py``, ``goals.json`` or ``preferences.jsonl``). Then every iteration trains
 SB3's PPO on ``frames_per_iteration`` frames of the env shaped by the knowledge's potential; evaluation
-plays ``eval_episodes`` unshaped episodes. Logged: success, return, the labelling's metrics and the
+plays ``eval_episodes`` unshaped episodes (success: return > 0; on Crafter also the achievements per episode
+and the Crafter score). Logged: success, return, the labelling's metrics and the
 potential's counts (the sandbox's calls, failures and cost per call; goals matched; snippets scored). A
 checkpoint holds the policy's weights and the knowledge (code, goals, the scorer's weights); the envs'
 current episodes are not kept (a resumed run starts new ones).
@@ -20,13 +21,13 @@ import numpy as np
 import textenvs  # noqa: F401  (registers the ids)
 from textagents.methods.bk.code_potential import CodeKnowledge
 from textagents.methods.bk.config import BKConfig
+from textagents.methods.bk.environments import family_of
 from textagents.methods.bk.goal_potential import GoalKnowledge
 from textagents.methods.bk.knowledge import Knowledge
 from textagents.methods.bk.pref_potential import PrefKnowledge
 from textagents.methods.bk.shaping import Potential, PotentialShaping
 from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.run_dir import Checkpoint
-from textagents.sb3.wrappers import SymbolicObservation
 
 EVAL_SEED_OFFSET = 1_000_000
 KNOWLEDGE: dict[str, type[Knowledge]] = {"code": CodeKnowledge, "goal": GoalKnowledge, "pref": PrefKnowledge}
@@ -42,6 +43,7 @@ class BKMethod(Method):
         super().__init__(config, context)
         knowledge = KNOWLEDGE.get(config.shaping)
         self.knowledge = knowledge(config, context.run_dir, context.llm) if knowledge is not None else None
+        self.family = family_of(config.env_id)
         self.potential: Potential | None = None
         self.model: Any = None
         self.frames = 0
@@ -59,7 +61,7 @@ class BKMethod(Method):
             )
         from stable_baselines3.common.monitor import Monitor
 
-        return Monitor(SymbolicObservation(env))  # Monitor: each episode's (shaped) return for the metrics
+        return Monitor(self.family.observation(env))  # Monitor: each episode's (shaped) return for the metrics
 
     def _build(self) -> None:
         from stable_baselines3 import PPO
@@ -100,8 +102,8 @@ class BKMethod(Method):
         return metrics
 
     def evaluate(self) -> dict[str, Any]:
-        env = SymbolicObservation(gym.make(self.config.env_id, action_mode="discrete"))
-        returns = []
+        env = self.family.observation(gym.make(self.config.env_id, action_mode="discrete"))
+        returns, episodes = [], []
         for index in range(self.config.eval_episodes):
             obs, _ = env.reset(seed=EVAL_SEED_OFFSET + index)
             total, done = 0.0, False
@@ -111,12 +113,19 @@ class BKMethod(Method):
                 total += float(reward)
                 done = terminated or truncated
             returns.append(total)
+            episodes.append(env.unwrapped.episode_metrics())
         env.close()
-        return {
+        metrics = {
             "frames": self.frames,
             "success_rate": float(np.mean([r > 0 for r in returns])),
             "return": float(np.mean(returns)),
         }
+        if all("num_achievements" in e for e in episodes):
+            from textenvs.envs.crafter_text.metrics import crafter_score
+
+            metrics["achievements"] = float(np.mean([e["num_achievements"] for e in episodes]))
+            metrics["crafter_score"] = crafter_score(episodes)
+        return metrics
 
     # ------------------------------------------------------------------ checkpoints
     def checkpoint(self, iteration: int) -> Checkpoint:
@@ -151,6 +160,8 @@ class BKMethod(Method):
     @staticmethod
     def comparison_curves(metrics: list[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
         evals = [r for r in metrics if r.get("kind") == "eval"]
+        if evals and "achievements" in evals[0]:
+            return {"achievements per episode": [(r["frames"], r["achievements"]) for r in evals]}
         return {"success rate": [(r["frames"], r["success_rate"]) for r in evals]}
 
     def close(self) -> None:

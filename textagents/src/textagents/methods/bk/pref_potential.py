@@ -21,6 +21,7 @@ import torch
 from textagents.bench.store import write_text_atomic
 from textagents.llm.base import LLMBackend
 from textagents.methods.bk.config import BKConfig
+from textagents.methods.bk.environments import discrete_commands, family_name
 from textagents.methods.bk.knowledge import Knowledge
 from textagents.methods.bk.pref_model import SnippetScorer, build_vocabulary, encode, train_scorer
 from textagents.methods.bk.pref_prompt import (
@@ -33,7 +34,6 @@ from textagents.methods.bk.pref_prompt import (
     step_snippet,
 )
 from textagents.methods.bk.samples import Step, random_steps
-from textenvs.envs.babyai_text.env import COMMANDS
 
 
 def env_preference(a: Step, b: Step) -> float | None:
@@ -53,19 +53,27 @@ def agreement(predicted: Sequence[float | None], truth: Sequence[float | None]) 
     return float(np.mean([p == t for p, t in judged])), len(judged)
 
 
-def action_name(action: Any) -> str | None:
-    """A discrete BabyAI-Text action as its command (commands pass through; None stays None)."""
+def action_name(action: Any, commands: Sequence[str]) -> str | None:
+    """A discrete action as its command in ``commands`` (commands pass through; None stays None)."""
     if action is None or isinstance(action, str):
         return action
-    return COMMANDS[int(action)]
+    return commands[int(action)]
 
 
 class PrefPotential:
     """Φ(obs, info) = the scorer's score of the snippet (mission, ``info["action"]``, observation text), cached
     per snippet (the same few observations recur)."""
 
-    def __init__(self, scorer: SnippetScorer, vocabulary: Sequence[str], max_tokens: int, cache_size: int = 100_000):
+    def __init__(
+        self,
+        scorer: SnippetScorer,
+        vocabulary: Sequence[str],
+        max_tokens: int,
+        commands: Sequence[str],
+        cache_size: int = 100_000,
+    ):
         self.scorer, self.vocabulary, self.max_tokens = scorer, list(vocabulary), max_tokens
+        self.commands = list(commands)
         self.cache: OrderedDict[str, float] = OrderedDict()
         self.cache_size = cache_size
         self.calls = 0
@@ -81,7 +89,7 @@ class PrefPotential:
 
     def __call__(self, obs: Any, info: dict[str, Any] | None = None) -> float:
         self.calls += 1
-        action = action_name((info or {}).get("action"))
+        action = action_name((info or {}).get("action"), self.commands)
         return self.score(snippet_text(str(obs["mission"]), action, str(obs["text"])))
 
 
@@ -120,7 +128,7 @@ class PrefKnowledge(Knowledge):
         pairs = list(zip(steps[: config.pref_pairs], steps[config.pref_pairs :], strict=True))
         labels = label_pairs(
             self.llm(),
-            "babyai_text",
+            family_name(config.env_id),
             [(step_snippet(a), step_snippet(b)) for a, b in pairs],
             prompt_source=config.prompt_source,
         )
@@ -184,7 +192,8 @@ class PrefKnowledge(Knowledge):
 
     def potential(self) -> PrefPotential | None:
         if self._potential is None and self.scorer is not None:
-            self._potential = PrefPotential(self.scorer, self.vocabulary, self.config.pref_max_tokens)
+            commands = discrete_commands(self.config.env_id)
+            self._potential = PrefPotential(self.scorer, self.vocabulary, self.config.pref_max_tokens, commands)
         return self._potential
 
     def metrics(self) -> dict[str, float]:
