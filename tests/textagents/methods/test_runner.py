@@ -185,6 +185,8 @@ def test_method_list_names_every_method_and_its_configs(capsys, monkeypatch):
     assert main(["method", "list"]) == 0
     out = capsys.readouterr().out
     assert "example: template method" in out and "benchmarks/methods/example/smoke.yaml" in out
+    assert "lgqd: language-grounded QD" in out and "textagents lgqd <stage>" in out
+    assert "benchmarks/methods/lgqd/smoke.yaml" in out
 
 
 def test_an_unknown_method_is_refused_with_the_valid_ones():

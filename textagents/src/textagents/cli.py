@@ -241,10 +241,11 @@ def _method_list(args: argparse.Namespace) -> int:
     from textagents.methods import METHOD_TABLE
 
     configs = _method_configs_dir()
-    for entry in METHOD_TABLE:
-        found = sorted((configs / entry.name).glob("*.yaml")) if configs is not None else []
+    pipelines = {"lgqd": "language-grounded QD on fastsim: a pipeline of stages, run with `textagents lgqd <stage>`"}
+    for name, summary in [*((entry.name, entry.summary) for entry in METHOD_TABLE), *pipelines.items()]:
+        found = sorted((configs / name).glob("*.yaml")) if configs is not None else []
         listed = ", ".join(os.path.relpath(p) for p in found) or "none found"
-        print(f"{entry.name}: {entry.summary}\n    configs: {listed}")
+        print(f"{name}: {summary}\n    configs: {listed}")
     if configs is None:
         print(f"(no benchmarks/methods folder in {Path.cwd()} or above: run from a checkout to see the configs)")
     return 0
@@ -444,6 +445,18 @@ def _bench_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_view(args: argparse.Namespace) -> int:
+    from textagents.bench.view import MAX_FRAMES, write_view
+
+    frames = MAX_FRAMES if args.max_frames is None else None if args.max_frames < 0 else args.max_frames
+    videos, progress = args.video or (), not args.no_progress
+    result = write_view(args.run_dir, args.out, max_frames=frames, videos=videos, fps=args.fps, progress=progress)
+    for line in result.without_frames[:10]:
+        print(f"notice: {line}", file=sys.stderr)
+    print(f"{result.episodes} episodes ({len(result.without_frames)} without frames): open {result.index}")
+    return 0
+
+
 def _bench_kinds(args: argparse.Namespace) -> int:
     from dataclasses import MISSING, fields
 
@@ -477,6 +490,15 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     report.add_argument("run_dir")
     report.add_argument("--no-plots", action="store_true")
     report.set_defaults(run=_bench_report)
+
+    view = actions.add_parser("view", help="a static HTML site of a run's trajectories (with frames replayed)")
+    view.add_argument("run_dir", help="a run played with --trajectories")
+    view.add_argument("--out", help="the site's folder (default RUN_DIR/view, which leaderboard.md links to)")
+    view.add_argument("--max-frames", type=int, help="frames kept per episode, spread over it (default 30; -1: all)")
+    view.add_argument("--video", action="append", choices=["gif", "mp4"], help="also export each episode (repeatable)")
+    view.add_argument("--fps", type=float, default=4.0, help="video frames per second (default %(default)s)")
+    view.add_argument("--no-progress", action="store_true", help="no progress bar")
+    view.set_defaults(run=_bench_view)
 
     kinds = actions.add_parser("kinds", help="the agent kinds a suite can name, with their options")
     kinds.set_defaults(run=_bench_kinds)
