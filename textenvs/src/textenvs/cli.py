@@ -14,6 +14,7 @@ import yaml
 import textenvs
 from textenvs.core.registration import EnvEntry, unknown_id_error
 from textenvs.data import DataNotFoundError
+from textenvs.trajectories import cli as dataset_cli
 
 #: Exceptions that report the user's input (a bad value, a missing file, bad YAML, a missing extra), not a bug.
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, yaml.YAMLError, gym.error.Error)
@@ -173,6 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--episodes", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_experts)
+
+    dataset_cli.add_parser(sub)
     return parser
 
 
