@@ -3,6 +3,7 @@
 from textagents.agents.base import Agent
 from textagents.agents.episode import EpisodeRecord, play_episode
 from textagents.agents.expert_agent import ExpertAgent
+from textagents.agents.few_shot import Demonstration, FewShotAgent, FewShotPrompt
 from textagents.agents.human import HumanAgent
 from textagents.agents.llm_agents import GenerationAgent, ScoreError, ScoringAgent
 from textagents.agents.parsing import ParsedCommand, parse_command
@@ -19,8 +20,11 @@ from textagents.agents.random_agent import RandomAgent
 
 __all__ = [
     "Agent",
+    "Demonstration",
     "EpisodeRecord",
     "ExpertAgent",
+    "FewShotAgent",
+    "FewShotPrompt",
     "GenerationAgent",
     "GenericPrompt",
     "GlamPrompt",

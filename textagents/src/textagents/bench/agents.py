@@ -59,6 +59,17 @@ class GenerationOptions(LLMOptions):
     multi_step: bool = False
 
 
+@dataclass(frozen=True, kw_only=True)
+class FewShotOptions(GenerationOptions):
+    """Also ``dataset``: a ``textenvs dataset create`` folder (relative to the suite file) whose first ``k``
+    episodes the prompt shows as demonstrations, all within ``token_budget`` estimated tokens (4 characters
+    each): demonstrations that do not fit are cut, and the prompt says so."""
+
+    dataset: str
+    k: int = 3
+    token_budget: int = 2048
+
+
 @dataclass(frozen=True)
 class AgentKind:
     """How a suite's agent of this kind is configured (``options``, a frozen dataclass), the env it plays
@@ -215,6 +226,53 @@ def _scoring_agent(env: gym.Env, options: LLMOptions, seed: int) -> Agent:
     )
 
 
+@functools.lru_cache(maxsize=4)
+def _demonstrations(dataset: str, k: int):
+    from textagents.agents.few_shot import load_demonstrations
+
+    return load_demonstrations(dataset, k)
+
+
+def _few_shot_agent(env: gym.Env, options: FewShotOptions, seed: int) -> Agent:
+    from textagents.agents import prompt_builder_for
+    from textagents.agents.few_shot import FewShotAgent
+
+    sampling = {"temperature": options.temperature, "max_tokens": options.max_tokens, "seed": seed}
+    return FewShotAgent(
+        _llm_backend(options),
+        prompt_builder_for(env),
+        _demonstrations(options.dataset, options.k)[1],
+        token_budget=options.token_budget,
+        dataset=options.dataset,
+        use_chat=options.use_chat,
+        sampling=sampling,
+        multi_step=options.multi_step,
+        seed=seed,
+    )
+
+
+def _few_shot_unconfigured(options: FewShotOptions) -> str | None:
+    if not Path(options.dataset).is_dir():
+        return f"no dataset folder {options.dataset}: make one with `textenvs dataset create`"
+    return _llm_unconfigured(options)
+
+
+def _few_shot_cannot_play(env_id: str, kwargs: dict[str, Any], options: FewShotOptions) -> str | None:
+    if options.token_budget < 1:
+        return f"token_budget must be >= 1, got {options.token_budget}"
+    try:
+        recorded_on = _demonstrations(options.dataset, options.k)[0]
+    except (ValueError, OSError, ImportError) as error:
+        return f"its demonstrations cannot be read: {error}"
+    if recorded_on != env_id:
+        return f"the demonstrations in {options.dataset} were recorded on {recorded_on}, not {env_id}"
+    return None
+
+
+def _few_shot_describe(options: FewShotOptions) -> str:
+    return f"{_llm_describe(options)}; {options.k} demonstrations from {options.dataset}"
+
+
 def _llm_unconfigured(options: LLMOptions) -> str | None:
     if options.llm_replay is not None:
         if options.llm_record is not None:
@@ -269,6 +327,16 @@ AGENT_KINDS: dict[str, AgentKind] = {
             _scoring_agent,
             _llm_unconfigured,
             _llm_describe,
+        ),
+        AgentKind(
+            "llm-few-shot",
+            "llm-generate with k episodes of a textenvs dataset as demonstrations",
+            FewShotOptions,
+            _text_env,
+            _few_shot_agent,
+            _few_shot_unconfigured,
+            _few_shot_describe,
+            _few_shot_cannot_play,
         ),
     )
 }

@@ -223,8 +223,9 @@ def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], ov
         }
         parsed = replace(parsed, **{**recordings, **{k: v for k, v in overrides.items() if v is not None}})
         _check_server(check, where, parsed)
-    if "run" in options:
-        parsed = replace(parsed, run=str((check.path.parent / options["run"]).resolve()))
+    for folder in ("run", "dataset"):  # named relative to the suite file
+        if folder in options:
+            parsed = replace(parsed, **{folder: str((check.path.parent / options[folder]).resolve())})
     return AgentConfig(name=name, kind=kind_name, options=parsed, envs=envs)
 
 
