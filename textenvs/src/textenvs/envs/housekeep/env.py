@@ -13,6 +13,7 @@ from textenvs.envs.housekeep.commands import MISSION_COMPLETE, Command
 from textenvs.envs.housekeep.config import HousekeepConfig
 from textenvs.envs.housekeep.episodes import Episode
 from textenvs.envs.housekeep.expert import EXPERT_MODES, HousekeepExpert
+from textenvs.envs.housekeep.floor_plan_view import LabelledFloorPlan
 from textenvs.envs.housekeep.metrics import episode_metrics
 from textenvs.envs.housekeep.renderer import IMAGE_SIZE, FloorPlan
 from textenvs.envs.housekeep.reward import RewardRule, is_tidy
@@ -44,7 +45,9 @@ class HousekeepTextEnv(TextEnv):
     ## Observation Space
     ``Dict(text, mission[, image])``: ``text`` is the robot's knowledge in ``text_style``
     (``"llm_personalize"``: the context of LLM-Personalize's planner prompt; ``"ellm"``: ELLM-style
-    lists); ``image`` a top-down floor plan.
+    lists); ``image`` a 128x128 top-down floor plan of what the robot knows, without text (see
+    ``renderer.FloorPlan``). ``render()`` with ``render_mode="rgb_array"`` returns the larger labelled floor
+    plan of the whole house instead (``floor_plan_view``).
 
     ## Rewards
     ``reward_style="housekeep"`` (default): Housekeep's ``get_reward`` as its code pays it — -0.01 per
@@ -125,6 +128,7 @@ class HousekeepTextEnv(TextEnv):
         self.world: World | None = None
         self.episode: Episode | None = None
         self._floor_plan: FloorPlan | None = None
+        self._labelled_plan: LabelledFloorPlan | None = None
         self._text_view: captioner.TextView | None = None
         self._admissible_cache: tuple[int, list[str]] | None = None
         # the canonical text of each valid command text seen in this episode (names are fixed per world)
@@ -135,7 +139,7 @@ class HousekeepTextEnv(TextEnv):
         self.episode = self.config.choose_episode(self.np_random, options)
         scene = self.config.scene(self.episode.scene)
         self.world = World(scene, self.episode, self.annotations, [self.episode.robot_start])
-        self._floor_plan = None
+        self._floor_plan = self._labelled_plan = None
         self._text_view = captioner.TextView(self.world, 0, self.text_style)
         self._admissible_cache = None
         self._canonical_texts = {}
@@ -216,6 +220,14 @@ class HousekeepTextEnv(TextEnv):
         if self._floor_plan is None:
             self._floor_plan = FloorPlan(self.world)
         return self._floor_plan.draw(self.world)
+
+    def render(self) -> str | np.ndarray | None:
+        """``rgb_array``: the labelled floor plan, ``VIEW_HEIGHT`` x ``VIEW_WIDTH`` (not the ``image`` shape)."""
+        if self.render_mode != "rgb_array":
+            return super().render()
+        if self._labelled_plan is None:
+            self._labelled_plan = LabelledFloorPlan(self.world)
+        return self._labelled_plan.draw(self.world)
 
     def success(self) -> bool:
         return is_tidy(self.world)

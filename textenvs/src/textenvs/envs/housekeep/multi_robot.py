@@ -20,8 +20,8 @@ from textenvs.core.spaces import check_choice, check_text_fits, text_space
 from textenvs.envs.housekeep import captioner, commands
 from textenvs.envs.housekeep.config import HousekeepConfig
 from textenvs.envs.housekeep.env import MAX_COMMANDS, MAX_LOW_LEVEL_STEPS
+from textenvs.envs.housekeep.floor_plan_view import LabelledFloorPlan
 from textenvs.envs.housekeep.metrics import episode_metrics
-from textenvs.envs.housekeep.renderer import FloorPlan
 from textenvs.envs.housekeep.reward import RewardRule, is_tidy
 from textenvs.envs.housekeep.world import World
 
@@ -39,7 +39,7 @@ class HousekeepMultiRobotEnv(ParallelEnv):
     robot is truncated after its own 1,000 low-level steps or 150 commands. Infos carry
     ``admissible_commands``, ``invalid_action``, ``feedback``, ``success``, ``progression``, and
     ``episode_metrics`` (house-wide) on each robot's last step. Arguments as ``HousekeepTextEnv``, plus
-    ``n_robots``.
+    ``n_robots``. ``render_mode="rgb_array"`` draws the labelled floor plan with every robot by its agent name.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -152,8 +152,8 @@ class HousekeepMultiRobotEnv(ParallelEnv):
             )
         if self.render_mode == "rgb_array":
             if self._floor_plan is None:
-                self._floor_plan = FloorPlan(self.world)
-            return self._floor_plan.draw(self.world)
+                self._floor_plan = LabelledFloorPlan(self.world)
+            return self._floor_plan.draw(self.world, self.possible_agents)
         return None
 
     def close(self) -> None:
