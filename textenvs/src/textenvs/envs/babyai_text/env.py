@@ -13,10 +13,11 @@ from minigrid.core.actions import Actions
 from textenvs.core.commands import CommandVocabulary
 from textenvs.core.spaces import check_choice
 from textenvs.core.text_env import StepOutcome, TextEnv
-from textenvs.envs.babyai_text.captioner import caption_view, max_caption_length
+from textenvs.envs.babyai_text.captioner import SEPARATOR, cached_caption, max_caption_length
 from textenvs.envs.babyai_text.expert import BabyAIBotExpert
 from textenvs.envs.babyai_text.levels import make_level
 from textenvs.envs.babyai_text.renderer import PIXEL_VIEWS, image_shape, render_view
+from textenvs.envs.babyai_text.view_cache import ViewCache
 
 #: GLAM's commands, in minigrid's action order (``action_mode="discrete"`` indices = minigrid actions).
 COMMANDS = ("turn left", "turn right", "go forward", "pick up", "drop", "toggle")
@@ -25,8 +26,6 @@ VOCABULARY = CommandVocabulary(
     aliases={"left": "turn left", "right": "turn right", "forward": "go forward", "pickup": "pick up"},
 )
 COMMAND_ACTIONS = {command: Actions(index) for index, command in enumerate(COMMANDS)}
-#: The text observation joins the caption's sentences with this.
-SEPARATOR = "\n"
 
 
 class BabyAITextEnv(TextEnv):
@@ -89,6 +88,7 @@ class BabyAITextEnv(TextEnv):
     ):
         self.level_name = level
         self.level = make_level(level, task_kind_per_instance=task_kind_per_instance, max_steps=max_steps)
+        self._views = ViewCache(self.level)
         self.pixel_view = check_choice("pixel_view", pixel_view, PIXEL_VIEWS)
         if not isinstance(tile_size, int) or isinstance(tile_size, bool) or tile_size < 1:
             raise ValueError(f"tile_size={tile_size!r} is not valid; use a positive int (default 32)")
@@ -103,6 +103,7 @@ class BabyAITextEnv(TextEnv):
             render_mode=render_mode,
         )
         self.descriptions: list[str] = []
+        self._text = ""
         #: minigrid's encoding of the agent's view (``gen_obs()["image"]``) in the current state.
         self.view = np.zeros((0, 0, 3), dtype=np.uint8)
         #: The minigrid action executed by the last step (None after reset).
@@ -113,28 +114,29 @@ class BabyAITextEnv(TextEnv):
     # ----------------------------------------------------------------- world
     def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:
         self.level.np_random = self.np_random
+        self._views.clear()
         with contextlib.redirect_stdout(io.StringIO()):  # minigrid prints each rejected mission
             obs, _ = self.level.reset()
         self.last_action = None
         self._return = 0.0
         self._success = False
         self.view = obs["image"]
-        self.descriptions = caption_view(self.view, self.level.carrying)
+        self.descriptions, self._text = cached_caption(self.view, self.level.carrying)
         return {"descriptions": self.descriptions}
 
     def _step_world(self, command: str | None) -> StepOutcome:
         action = Actions.done if command is None else COMMAND_ACTIONS[command]
-        obs, reward, terminated, truncated, _ = self.level.step(action)
+        obs, reward, terminated, truncated, _ = self._views.step(action)
         self.last_action = action
         self._return += reward
         self._success = self._success or (terminated and reward > 0)
         self.view = obs["image"]
-        self.descriptions = caption_view(self.view, self.level.carrying)
+        self.descriptions, self._text = cached_caption(self.view, self.level.carrying)
         return StepOutcome(reward, terminated, truncated, info={"descriptions": self.descriptions})
 
     # ----------------------------------------------------------------- views
     def describe(self) -> str:
-        return SEPARATOR.join(self.descriptions)
+        return self._text
 
     def mission(self) -> str:
         return self.level.mission
