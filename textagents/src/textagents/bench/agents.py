@@ -62,7 +62,7 @@ class GenerationOptions(LLMOptions):
 @dataclass(frozen=True, kw_only=True)
 class FewShotOptions(GenerationOptions):
     """Also ``dataset``: a ``textenvs dataset create`` folder (relative to the suite file) whose first ``k``
-    episodes the prompt shows as demonstrations, all within ``token_budget`` estimated tokens (4 characters
+    episodes the prompt shows as demonstrations, all within ``token_budget`` estimated tokens (3 characters
     each): demonstrations that do not fit are cut, and the prompt says so."""
 
     dataset: str
