@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from textagents.bench.costs import TIMING_FIELDS
+
 SMALL_SUITE = """\
 name: small
 description: two families, two agents, a few seeds
@@ -30,15 +32,29 @@ def write_suite(directory: Path, text: str = SMALL_SUITE, name: str = "small.yam
 
 
 def episodes_without_timing(run_dir: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
-    """The run's episode records by key, without the wall time (the only thing that differs between runs)."""
+    """The run's episode records by key, without their timings (the only thing that differs between runs)."""
     records = {}
     for line in (run_dir / "episodes.jsonl").read_text().splitlines():
         record = json.loads(line)
-        record.pop("seconds")
+        for field in TIMING_FIELDS:
+            record.pop(field)
         key = (record["agent"], record["env"], record["seed"])
         assert key not in records, f"episode {key} recorded twice"
         records[key] = record
     return records
+
+
+def copy_timings(source: Path, run_dir: Path) -> None:
+    """Give the episodes of ``run_dir`` the timings ``source`` recorded for the same episodes, keeping their order."""
+    timings = {}
+    for line in (source / "episodes.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        timings[(record["agent"], record["env"], record["seed"])] = {f: record[f] for f in TIMING_FIELDS}
+    lines = []
+    for line in (run_dir / "episodes.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        lines.append(json.dumps(record | timings[(record["agent"], record["env"], record["seed"])]) + "\n")
+    (run_dir / "episodes.jsonl").write_text("".join(lines))
 
 
 def report_files(run_dir: Path) -> dict[str, str]:

@@ -14,6 +14,7 @@ import pytest
 from tests.textagents.bench_fixtures import (
     SMALL_SUITE,
     SMALL_SUITE_EPISODES,
+    copy_timings,
     episodes_without_timing,
     report_files,
     write_suite,
@@ -71,6 +72,7 @@ def test_killed_then_resumed_run_reports_what_an_uninterrupted_run_does(tmp_path
         "resumed_from": KILL_AFTER,
     }
     assert episodes_without_timing(out) == episodes_without_timing(reference_run)
+    copy_timings(reference_run, out)
     write_report(out)
     assert report_files(out) == report_files(reference_run)
     run = json.loads((out / "run.json").read_text())

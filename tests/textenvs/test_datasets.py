@@ -99,6 +99,26 @@ def test_random_policy_with_images_round_trips_losslessly(tmp_path, fmt):
     assert files_of(out) == files_of(tmp_path / "again")
 
 
+class Wait:
+    """A policy of the expert protocol that always waits."""
+
+    def reset(self, obs, info) -> None:
+        pass
+
+    def act(self, obs, info) -> str:
+        return "wait"
+
+
+def test_any_policy_of_the_protocol_can_be_exported_under_its_name(tmp_path):
+    out = tmp_path / "waiting"
+    create_dataset(CORRIDOR_ID, out, episodes=2, policy=lambda env, seed: Wait(), policy_name="waiter", format="minari")
+    dataset = read_dataset(out)
+    assert dataset.info.policy == "waiter" and all(set(e.actions) == {"wait"} for e in dataset.episodes)
+    assert all(e.truncations[-1] and not e.success for e in dataset.episodes)  # waiting never reaches the door
+    with pytest.raises(ValueError, match="needs a policy_name"):
+        create_dataset(CORRIDOR_ID, tmp_path / "x", episodes=1, policy=lambda env, seed: Wait())
+
+
 def test_dataset_card_names_env_policy_episodes_seeds_columns_license_and_how_to_load(tmp_path):
     out = tmp_path / "card"
     create_dataset(BABYAI, out, episodes=2, seed=5, env_kwargs={"max_steps": 40})

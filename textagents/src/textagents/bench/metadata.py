@@ -106,6 +106,7 @@ def run_metadata(
             "path": str(suite.path),
             "sha256": suite.sha256,
             "max_steps": suite.max_steps,
+            "prices": suite.prices,
         },
         "envs": [dataclasses.asdict(env) for env in suite.envs],
         "agents": [

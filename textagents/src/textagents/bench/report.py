@@ -1,10 +1,10 @@
 """``textagents bench report``: a run's leaderboard from its episodes.
 
 Writes ``leaderboard.md``, ``leaderboard.csv`` (one row per agent and env), ``summary.json`` (mean ±
-standard error per env, the progression average across envs, family scores such as Crafter's) and PNG plots:
-``leaderboard.png`` (per-env bars with standard-error bars) and ``learning_curves.png`` when a trained agent's
-run holds a learning curve. The files depend only on the recorded episodes, never on their order or timing,
-so a resumed run reports exactly what an uninterrupted one does.
+standard error per env, the progression average across envs, family scores such as Crafter's, cost and
+latency) and PNG plots: ``leaderboard.png`` (per-env bars with standard-error bars) and ``learning_curves.png``
+when a trained agent's run holds a learning curve. The files depend only on the recorded episodes, never on
+their order, so a resumed run reports exactly what an uninterrupted one does (timings aside).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from textagents.bench import costs
 from textagents.bench.store import RUN_FILE, read_episodes, write_json_atomic, write_text_atomic
 
 CSV_FIELDS = (
@@ -36,6 +37,7 @@ CSV_FIELDS = (
     "invalid_rate",
     "parse_fallback_rate",
     "family_score",
+    *costs.CSV_FIELDS,
 )
 
 
@@ -59,18 +61,22 @@ def _numeric_metric_means(records: Sequence[dict[str, Any]]) -> dict[str, float]
     return means
 
 
-def family_score(records: Sequence[dict[str, Any]]) -> dict[str, float] | None:
-    """The score a family's paper reports over many episodes: Crafter's geometric-mean score."""
+def family_score(records: Sequence[dict[str, Any]], env: dict[str, Any] | None = None) -> dict[str, float] | None:
+    """The score a family's paper reports over many episodes of ``env`` (its ``id`` and ``kwargs``): Crafter's
+    geometric-mean score over the open game's 22 achievements, or a single-task Crafter variant's success rate."""
     if records and all("achievements" in r["metrics"] for r in records):
         from textenvs.envs.crafter_text.metrics import crafter_score
+        from textenvs.envs.crafter_text.registration import single_task
 
+        if env is not None and single_task(env["id"], env["kwargs"]) is not None:
+            return {"task_success_rate": math.fsum(float(r["success"]) for r in records) / len(records)}
         return {"crafter_score": crafter_score(r["metrics"] for r in records)}
     return None
 
 
-def _cell(records: list[dict[str, Any]]) -> dict[str, Any]:
+def _cell(records: list[dict[str, Any]], env: dict[str, Any], prices: dict[str, Any]) -> dict[str, Any]:
     first = records[0]
-    score = family_score(records)
+    score = family_score(records, env)
     return {
         "agent": first["agent"],
         "kind": first["kind"],
@@ -85,6 +91,7 @@ def _cell(records: list[dict[str, Any]]) -> dict[str, Any]:
         **step_rates(records),
         "metrics": _numeric_metric_means(records),
         "family_score": score,
+        "usage": costs.usage_stats(records, prices),
     }
 
 
@@ -122,8 +129,14 @@ def summarize(run: dict[str, Any], records: Iterable[dict[str, Any]]) -> dict[st
     for record in sorted(records, key=lambda r: (r["agent"], r["env"], r["seed"])):
         groups.setdefault((record["agent"], record["env"]), []).append(record)
     agent_order = [a["name"] for a in run["agents"]]
-    env_order = [e["name"] for e in run["envs"]]
-    cells = [_cell(groups[(agent, env)]) for env in env_order for agent in agent_order if (agent, env) in groups]
+    envs = {e["name"]: e for e in run["envs"]}
+    prices = run["suite"].get("prices", {})
+    cells = [
+        _cell(groups[(agent, env)], envs[env], prices)
+        for env in envs
+        for agent in agent_order
+        if (agent, env) in groups
+    ]
     agents = []
     for agent in run["agents"]:
         own = [c for c in cells if c["agent"] == agent["name"]]
@@ -131,6 +144,7 @@ def summarize(run: dict[str, Any], records: Iterable[dict[str, Any]]) -> dict[st
             continue
         episodes = sum(c["episodes"] for c in own)
         expected = agent_expected_episodes(run, agent)
+        played = [r for key, group in groups.items() if key[0] == agent["name"] for r in group]
         agents.append(
             {
                 "agent": agent["name"],
@@ -141,7 +155,8 @@ def summarize(run: dict[str, Any], records: Iterable[dict[str, Any]]) -> dict[st
                 "partial": episodes < expected,
                 "progression_average": math.fsum(c["progression"]["mean"] for c in own) / len(own),
                 "success_average": math.fsum(c["success"]["mean"] for c in own) / len(own),
-                **step_rates([r for key, group in groups.items() if key[0] == agent["name"] for r in group]),
+                **step_rates(played),
+                "usage": costs.usage_stats(played, prices),
             }
         )
     agents.sort(key=lambda a: (a["partial"], -a["progression_average"], -a["success_average"], a["agent"]))
@@ -220,6 +235,7 @@ def leaderboard_markdown(summary: dict[str, Any], run: dict[str, Any]) -> str:
                 f"{_score_text(c['family_score'])} |"
             )
         lines.append("")
+    lines += costs.markdown_lines(summary)
     for skipped in summary["skipped_agents"]:
         lines.append(f"Skipped agent `{skipped['name']}`: {skipped['reason']}.")
     return "\n".join(lines).rstrip() + "\n"
@@ -249,6 +265,7 @@ def leaderboard_csv(summary: dict[str, Any]) -> str:
                 "invalid_rate": f"{c['invalid_rate']:.6g}",
                 "parse_fallback_rate": "" if c["parse_fallback_rate"] is None else f"{c['parse_fallback_rate']:.6g}",
                 "family_score": ";".join(f"{k}={v:.6g}" for k, v in score.items()),
+                **costs.csv_row(c["usage"]),
             }
         )
     return buffer.getvalue()

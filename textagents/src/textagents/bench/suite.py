@@ -13,6 +13,8 @@ A suite (``benchmarks/suites/*.yaml``; ``docs/bench.md`` describes every key)::
     agents:
       - {name: random, kind: random}
       - {name: ppo, kind: sb3, run: ../baselines/ppo, envs: [BabyAI-Text-GoToRedBallGrey-v0]}
+    prices:                          # optional: per model name, money per 1,000 tokens (the report's cost)
+      gpt-4o-mini: {prompt_per_1k: 0.00015, completion_per_1k: 0.0006}
 
 Every other key of an agent is an option of its kind (``textagents bench kinds`` lists them).
 """
@@ -21,8 +23,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 import re
-from dataclasses import MISSING, dataclass, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +34,12 @@ import yaml
 from gymnasium.envs.registration import load_env_creator
 
 from textagents.bench.agents import AGENT_KINDS, LLMOptions
+from textagents.bench.costs import PRICE_KEYS
 from textagents.bench.typecheck import describe, matches, parameter_hints
 from textagents.llm.openai_backend import check_api_key_env, server_address
 from textenvs.core.registration import LazyEntryPoint, accepted_kwargs, load_attr
 
-SUITE_KEYS = ("name", "description", "seeds", "max_steps", "envs", "agents")
+SUITE_KEYS = ("name", "description", "seeds", "max_steps", "envs", "agents", "prices")
 ENV_KEYS = ("id", "name", "kwargs", "seeds")
 AGENT_KEYS = ("name", "kind", "envs")
 
@@ -91,6 +95,7 @@ class Suite:
     envs: tuple[EnvConfig, ...]
     agents: tuple[AgentConfig, ...]
     skipped: tuple[tuple[str, str], ...] = ()
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def tasks(self) -> list[EpisodeTask]:
         """Every episode, env by env, agent by agent, seed by seed (so a worker's env cache stays warm)."""
@@ -243,6 +248,22 @@ def _check_server(check: _Checker, where: str, options: LLMOptions) -> None:
             raise check.fail(f"{where}.base_url", str(error)) from error
 
 
+def _check_prices(check: _Checker, raw: Any) -> dict[str, dict[str, float]]:
+    """``prices``: per model name (as its backend names it), ``prompt_per_1k`` and ``completion_per_1k``, the
+    money 1,000 tokens cost: finite numbers >= 0."""
+    prices = {}
+    for model, price in check.mapping(raw, "prices", None).items():
+        where = f"prices.{model}"
+        check.typed(model, str, f"{where} (a model name)")
+        check.mapping(price, where, PRICE_KEYS, PRICE_KEYS)
+        for key in PRICE_KEYS:
+            value = check.typed(price[key], float, f"{where}.{key}")
+            if not (math.isfinite(value) and value >= 0):
+                raise check.fail(f"{where}.{key}", f"must be a finite number >= 0, got {value!r}")
+        prices[model] = {key: float(price[key]) for key in PRICE_KEYS}
+    return prices
+
+
 def _is_required(option: Any) -> bool:
     return option.default is MISSING and option.default_factory is MISSING
 
@@ -266,6 +287,7 @@ def load_suite(path: str | Path, llm_overrides: dict[str, Any] | None = None) ->
     max_steps = check.typed(raw.get("max_steps", 100_000), int, "max_steps")
     if max_steps < 1:
         raise check.fail("max_steps", f"must be >= 1, got {max_steps}")
+    prices = _check_prices(check, raw.get("prices", {}))
     if not isinstance(raw["envs"], list) or not raw["envs"]:
         raise check.fail("envs", "expected a non-empty list of envs")
     if not isinstance(raw["agents"], list) or not raw["agents"]:
@@ -296,6 +318,7 @@ def load_suite(path: str | Path, llm_overrides: dict[str, Any] | None = None) ->
         envs=tuple(envs),
         agents=tuple(runnable),
         skipped=tuple(skipped),
+        prices=prices,
     )
 
 

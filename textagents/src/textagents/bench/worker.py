@@ -14,6 +14,7 @@ import gymnasium as gym
 
 from textagents.agents.episode import play_episode
 from textagents.bench.agents import AGENT_KINDS
+from textagents.bench.costs import LLMMeter
 from textagents.bench.suite import EpisodeTask
 
 #: Envs kept per worker process, least recently used closed first.
@@ -84,7 +85,10 @@ def play_task(task: EpisodeTask, keep_trajectory: bool = False) -> dict[str, Any
         env = _env_for(task)
         agent = AGENT_KINDS[task.agent.kind].build(env, task.agent.options, task.seed)
         recorder = _Recorder(agent, keep_trajectory)
+        meter = LLMMeter(agent)
+        playing = time.perf_counter()
         episode = play_episode(env, recorder, seed=task.seed, max_steps=task.max_steps)
+        play_seconds = time.perf_counter() - playing
     except Exception as error:
         agent, env, seed = task.key
         raise RuntimeError(
@@ -104,6 +108,8 @@ def play_task(task: EpisodeTask, keep_trajectory: bool = False) -> dict[str, Any
         "invalid_actions": episode.invalid_actions,
         "metrics": episode.metrics,
         "agent_stats": episode.agent_stats,
+        **meter.spent(),
+        "play_seconds": play_seconds,
         "seconds": time.perf_counter() - start,
     }
     if keep_trajectory:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -177,9 +178,10 @@ class Caller:
     ) -> list[dict[str, list[float]]]:
         """Per context ``{"__score": [...], key: [...]}``: the candidates' scores and each module function's
         output, one value per candidate."""
+        start = time.perf_counter()
         results = self._call("forward", contexts, list(module_function_keys), shard=[candidates])
         merged = [row for part in results for row in part]
-        self.usage.add(sum(len(c) for c in contexts), 0)
+        self.usage.add(sum(len(c) for c in contexts), 0, seconds=time.perf_counter() - start)
         return merged
 
     def update(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]], **kwargs: Any) -> list[dict]:

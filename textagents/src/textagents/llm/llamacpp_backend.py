@@ -4,6 +4,7 @@ generation than transformers for rollouts; training stays on the transformers we
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -71,9 +72,10 @@ class LlamaCppBackend:
         }
 
     def _complete(self, prompt: str, settings: Sampling) -> str:
+        start = time.perf_counter()
         response = self.llm.create_completion(prompt, **self._options(settings))
         usage = response["usage"]
-        self.usage.add(usage["prompt_tokens"], usage["completion_tokens"])
+        self.usage.add(usage["prompt_tokens"], usage["completion_tokens"], seconds=time.perf_counter() - start)
         return response["choices"][0]["text"]
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
@@ -82,9 +84,10 @@ class LlamaCppBackend:
 
     def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
         settings = Sampling.of(**sampling)
+        start = time.perf_counter()
         response = self.llm.create_chat_completion(messages=[dict(m) for m in messages], **self._options(settings))
         usage = response["usage"]
-        self.usage.add(usage["prompt_tokens"], usage["completion_tokens"])
+        self.usage.add(usage["prompt_tokens"], usage["completion_tokens"], seconds=time.perf_counter() - start)
         return response["choices"][0]["message"]["content"] or ""
 
     def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
@@ -95,11 +98,12 @@ class LlamaCppBackend:
         ]
 
     def _candidate_logprob(self, context: str, candidate: str) -> float:
+        start = time.perf_counter()
         prefix = self.llm.tokenize(context.encode())
         tokens = self.llm.tokenize(candidate.encode(), add_bos=False)
         self.llm.reset()
         self.llm.eval(prefix + tokens)
-        self.usage.add(len(prefix) + len(tokens), 0)
+        self.usage.add(len(prefix) + len(tokens), 0, seconds=time.perf_counter() - start)
         logits = np.asarray(self.llm.scores[len(prefix) - 1 : len(prefix) + len(tokens) - 1], dtype=np.float64)
         log_probs = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
         return float(sum(log_probs[i, token] for i, token in enumerate(tokens)))

@@ -110,6 +110,7 @@ class OpenAIBackend:
     def _request(self, call: Callable[..., Any], **kwargs: Any) -> Any:
         openai = _openai()
         transient = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
+        start = time.perf_counter()  # the latency the caller sees: retries and their waits included
         for attempt in range(self.max_retries + 1):
             try:
                 response = call(model=self.model_name, **kwargs)
@@ -127,10 +128,8 @@ class OpenAIBackend:
                     f"(HTTP {error.status_code}): {error.message}"
                 ) from error
             usage = getattr(response, "usage", None)
-            if usage is not None:
-                self.usage.add(usage.prompt_tokens or 0, usage.completion_tokens or 0)
-            else:
-                self.usage.add(0, 0)
+            tokens = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage is not None else (0, 0)
+            self.usage.add(*tokens, seconds=time.perf_counter() - start)
             return response
         raise AssertionError("unreachable")
 

@@ -9,6 +9,7 @@ key values for causal models, its encoder states for seq2seq models) and reused 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,16 +176,18 @@ class TransformersBackend:
     def _forward_chunk(
         self, context_ids: list[list[int]], candidates: Sequence[Sequence[str]], need_hidden: bool
     ) -> CandidateForward:
+        start = time.perf_counter()
         rows = torch.tensor([i for i, options in enumerate(candidates) for _ in options], dtype=torch.long)
         candidate_ids = [self.encode(c, special_tokens=False) for options in candidates for c in options]
         cand, cand_mask = self._pad(candidate_ids, left=False)
-        self.usage.add(sum(map(len, context_ids)) + sum(map(len, candidate_ids)), 0)
         rows = rows.to(self.device)
         forward = self._seq2seq_candidates if self.seq2seq else self._causal_candidates
         context_hidden, cand_hidden, logits = forward(context_ids, rows, cand, cand_mask, need_hidden)
         if self.score_mode == "logprob":
             logits = torch.log_softmax(logits.float(), dim=-1)
         token_scores = logits.gather(-1, cand.unsqueeze(-1)).squeeze(-1) * cand_mask
+        tokens = sum(map(len, context_ids)) + sum(map(len, candidate_ids))
+        self.usage.add(tokens, 0, seconds=time.perf_counter() - start)
         return CandidateForward(context_hidden, cand_hidden, cand_mask, token_scores, rows)
 
     def _causal_candidates(
@@ -295,10 +298,11 @@ class TransformersBackend:
         return results
 
     def _generate_batch(self, prompts: Sequence[str | list[int]], sampling: Sampling, logprobs: int) -> list[Generated]:
+        start = time.perf_counter()
         prompt_ids = [self.encode(p) if isinstance(p, str) else list(p) for p in prompts]
         ids, mask = self._pad(prompt_ids, left=not self.seq2seq)
         if sampling.max_tokens == 0:
-            self.usage.add(sum(map(len, prompt_ids)), 0)
+            self.usage.add(sum(map(len, prompt_ids)), 0, seconds=time.perf_counter() - start)
             return [Generated("", [], [], [], "length", prompt_tokens=len(ids)) for ids in prompt_ids]
         sample = sampling.temperature > 0
         options: dict[str, Any] = {"do_sample": sample, "max_new_tokens": sampling.max_tokens}
@@ -316,6 +320,7 @@ class TransformersBackend:
             output_logits=logprobs > 0,
             **options,
         )
+        seconds = time.perf_counter() - start
         new_tokens = out.sequences[:, 1:] if self.seq2seq else out.sequences[:, ids.shape[1] :]
         step_logprobs = torch.log_softmax(torch.stack(out.logits, dim=1).float(), -1) if logprobs > 0 else None
         results = []
@@ -340,7 +345,7 @@ class TransformersBackend:
                 for step, token in enumerate(tokens):
                     token_logprobs.append(float(step_logprobs[row, step, token]))
                     top.append(self._alternatives(step_logprobs[row, step], logprobs))
-            self.usage.add(len(prompt), len(tokens))
+            self.usage.add(len(prompt), len(tokens), seconds=seconds)
             results.append(Generated(text, pieces, token_logprobs, top, finish, prompt_tokens=len(prompt)))
         return results
 
@@ -363,8 +368,10 @@ class TransformersBackend:
             ids, offsets, prompt = list(prompt), None, self.tokenizer.decode(prompt)
         if not ids:
             raise ValueError("the prompt has no tokens")
+        start = time.perf_counter()
         with self.lock, torch.no_grad():
             logits = self.model(input_ids=torch.tensor([ids], device=self.device)).logits[0]
+        seconds = time.perf_counter() - start
         logprobs = torch.log_softmax(logits.float(), dim=-1)
         pieces = [self.tokenizer.decode([t]) for t in ids]
         token_logprobs: list[float | None] = [None]
@@ -372,7 +379,7 @@ class TransformersBackend:
         for step in range(1, len(ids)):
             token_logprobs.append(float(logprobs[step - 1, ids[step]]))
             alternatives.append(self._alternatives(logprobs[step - 1], top))
-        self.usage.add(len(ids), 0)
+        self.usage.add(len(ids), 0, seconds=seconds)
         return Generated(prompt, pieces, token_logprobs, alternatives, "length", len(ids), offsets)
 
     def chat_prompt(self, messages: Sequence[Message]) -> str:

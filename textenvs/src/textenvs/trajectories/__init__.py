@@ -7,7 +7,14 @@ in Python ``create_dataset`` and ``read_dataset``. The formats need ``pip instal
 
 from textenvs.trajectories.create import TrajectoryDataset, create_dataset, read_dataset
 from textenvs.trajectories.info import EXTRA, FORMATS, DatasetInfo
-from textenvs.trajectories.record import POLICIES, Episode, RandomPolicy, record_episode, record_episodes
+from textenvs.trajectories.record import (
+    POLICIES,
+    Episode,
+    PolicyFactory,
+    RandomPolicy,
+    record_episode,
+    record_episodes,
+)
 
 __all__ = [
     "EXTRA",
@@ -15,6 +22,7 @@ __all__ = [
     "POLICIES",
     "DatasetInfo",
     "Episode",
+    "PolicyFactory",
     "RandomPolicy",
     "TrajectoryDataset",
     "create_dataset",

@@ -22,7 +22,14 @@ from textenvs.trajectories.minari_format import (
     write_minari,
     write_minari_metadata,
 )
-from textenvs.trajectories.record import Episode, check_policy, make_env, record_episodes
+from textenvs.trajectories.record import (
+    Episode,
+    PolicyFactory,
+    make_env,
+    policy_factory,
+    policy_label,
+    record_episodes,
+)
 
 
 @dataclass
@@ -57,19 +64,23 @@ def create_dataset(
     out: str | Path,
     *,
     episodes: int,
-    policy: str = "expert",
+    policy: str | PolicyFactory = "expert",
+    policy_name: str | None = None,
     format: str = "hf",
     seed: int = 0,
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = False,
 ) -> DatasetInfo:
-    """Play ``episodes`` episodes of ``policy`` (``"expert"`` or ``"random"``) on ``env_id``, episode i reset
-    with seed ``seed + i``, and write them to the new folder ``out`` as a ``format`` dataset (``"hf"``:
-    parquet with a dataset card; ``"minari"``: a Minari dataset, with the same card). The same arguments
-    write the same bytes. Needs ``pip install "textenvs[datasets]"``.
+    """Play ``episodes`` episodes of ``policy`` on ``env_id``, episode i reset with seed ``seed + i``, and write
+    them to the new folder ``out`` as a ``format`` dataset (``"hf"``: parquet with a dataset card;
+    ``"minari"``: a Minari dataset, with the same card). The same arguments write the same bytes.
+
+    ``policy`` is ``"expert"``, ``"random"``, or a factory ``(env, seed) -> policy`` of any agent that follows
+    the expert protocol (``reset``, ``act``), named in the dataset by ``policy_name``. Needs
+    ``pip install "textenvs[datasets]"``.
     """
     check_format(format)
-    check_policy(policy)
+    make_policy, policy_name = policy_factory(policy), policy_label(policy, policy_name)
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     require("minari" if format == "minari" else "datasets")
@@ -80,16 +91,16 @@ def create_dataset(
     env = make_env(env_id, env_kwargs)
     seeds = tuple(range(seed, seed + episodes))
     lengths: list[int] = []
-    stream = _counted(record_episodes(env, policy, seeds), lengths, progress, episodes)
+    stream = _counted(record_episodes(env, make_policy, seeds), lengths, progress, episodes)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
     try:
         import textenvs
 
         if format == "hf":
-            write_hf(tmp, env, env_id, policy, stream)
+            write_hf(tmp, env, env_id, policy_name, stream)
         else:
             storage = write_minari(tmp, env, stream)
-        info = DatasetInfo(env_id, policy, format, seeds, sum(lengths), env_kwargs, textenvs.__version__)
+        info = DatasetInfo(env_id, policy_name, format, seeds, sum(lengths), env_kwargs, textenvs.__version__)
         if format == "minari":
             write_minari_metadata(storage, info, summary(info))
         (tmp / CARD_FILE).write_text(dataset_card(info, env))

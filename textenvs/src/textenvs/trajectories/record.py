@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,8 +69,11 @@ class RandomPolicy:
         return self.space.sample()
 
 
-#: Policy name -> the policy of one episode, built from the env and the episode's seed.
-POLICIES: dict[str, Callable[[gym.Env, int], Expert]] = {
+#: Builds the policy of one episode from the env and the episode's seed.
+PolicyFactory = Callable[[gym.Env, int], Expert]
+
+#: Policy name -> its factory.
+POLICIES: dict[str, PolicyFactory] = {
     "expert": lambda env, seed: env.unwrapped.expert(),
     "random": lambda env, seed: RandomPolicy(env.action_space, seed),
 }
@@ -130,16 +134,33 @@ def make_env(env_id: str, env_kwargs: dict[str, Any] | None = None) -> gym.Env:
     return gym.make(env_id, **(env_kwargs or {}))
 
 
-def check_policy(policy: str) -> str:
+POLICY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+
+def policy_factory(policy: str | PolicyFactory) -> PolicyFactory:
+    """The factory of a policy given by name (``POLICIES``) or as a factory ``(env, seed) -> policy``."""
+    if not isinstance(policy, str):
+        return policy
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
-    return policy
+    return POLICIES[policy]
 
 
-def record_episodes(env: gym.Env, policy: str, seeds: Sequence[int]) -> Iterator[Episode]:
-    """One episode of the named policy (``POLICIES``) per seed, in order; the policy is built afresh for
-    each episode."""
-    make_policy = POLICIES[check_policy(policy)]
+def policy_label(policy: str | PolicyFactory, name: str | None = None) -> str:
+    """The name a dataset gives its policy: its own name, or ``name`` for a policy given as a factory."""
+    if isinstance(policy, str):
+        if name is not None and name != policy:
+            raise ValueError(f"policy_name={name!r} names a policy given as a factory; {policy!r} names itself")
+        return policy
+    if name is None or not POLICY_NAME.fullmatch(name):
+        raise ValueError(f"a policy given as a factory needs a policy_name of letters, digits, - and _; got {name!r}")
+    return name
+
+
+def record_episodes(env: gym.Env, policy: str | PolicyFactory, seeds: Sequence[int]) -> Iterator[Episode]:
+    """One episode of the policy (a name of ``POLICIES`` or a factory ``(env, seed) -> policy``) per seed, in
+    order; the policy is built afresh for each episode."""
+    make_policy = policy_factory(policy)
     for seed in seeds:
         yield record_episode(env, make_policy(env, seed), seed)
 

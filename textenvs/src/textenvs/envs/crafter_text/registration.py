@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from textenvs.core.registration import EnvEntry
-from textenvs.envs.crafter_text.tasks import TASKS
+from textenvs.envs.crafter_text.tasks import TASKS, CrafterTask
 
 _ENTRY_POINT = "textenvs.envs.crafter_text.env:CrafterTextEnv"
 
@@ -41,3 +44,13 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
         for suffix, hard, count in (("", False, 27), ("-Hard", True, 139))
     ),
 )
+
+
+def single_task(env_id: str, kwargs: Mapping[str, Any]) -> CrafterTask | None:
+    """The task a Crafter-Text env made as ``gym.make(env_id, **kwargs)`` plays: its ``task`` kwarg, given or set
+    by a single-task id; None for the open game and for ids that are not Crafter-Text's."""
+    entry = next((e for e in ENV_ENTRIES if e.id == env_id and e.entry_point == _ENTRY_POINT), None)
+    if entry is None:
+        return None
+    task = kwargs.get("task", entry.kwargs.get("task"))
+    return TASKS[task] if task is not None else None
