@@ -15,6 +15,7 @@ import textenvs
 from textenvs.core.registration import EnvEntry, unknown_id_error
 from textenvs.data import DataNotFoundError
 from textenvs.trajectories import cli as dataset_cli
+from textenvs.viewer import cli as replay_cli
 
 #: Exceptions that report the user's input (a bad value, a missing file, bad YAML, a missing extra), not a bug.
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, yaml.YAMLError, gym.error.Error)
@@ -176,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_experts)
 
     dataset_cli.add_parser(sub)
+    replay_cli.add_parser(sub)
     return parser
 
 
