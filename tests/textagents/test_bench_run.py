@@ -24,6 +24,7 @@ from textagents.bench.store import EpisodeLog
 from textagents.cli import main
 
 KILL_AFTER = 9
+BABYAI = "BabyAI-Text-GoToLocal-v0"
 
 
 @pytest.fixture(scope="module")
@@ -150,9 +151,12 @@ def test_cli_run_with_trajectories_then_report(tmp_path, data_dir, capsys):
     suite = write_suite(tmp_path, SMALL_SUITE.replace("count: 8", "count: 2"))
     out = tmp_path / "run"
     assert main(["bench", "run", str(suite), "--out", str(out), "--trajectories", "--no-progress"]) == 0
-    steps = json.loads((out / "trajectories" / "expert" / "BabyAI-Text-GoToLocal-v0" / "1.json").read_text())
-    record = episodes_without_timing(out)[("expert", "BabyAI-Text-GoToLocal-v0", 1)]
+    trajectory = json.loads((out / "trajectories" / "expert" / "BabyAI-Text-GoToLocal-v0" / "1.json").read_text())
+    assert (trajectory["env_id"], trajectory["seed"], trajectory["env_kwargs"]["max_steps"]) == (BABYAI, 1, 40)
+    steps = trajectory["steps"]
+    record = episodes_without_timing(out)[("expert", BABYAI, 1)]
     assert len(steps) == record["steps"] and "text" in steps[0]["observation"]
+    assert steps[-1]["success"] is record["success"] is True and not any(s["invalid_action"] for s in steps)
     assert sum(s["reward"] for s in steps) == pytest.approx(record["return"])
     assert main(["bench", "report", str(out), "--no-plots"]) == 0
     assert "# Leaderboard: small" in capsys.readouterr().out

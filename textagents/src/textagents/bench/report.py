@@ -285,6 +285,7 @@ def learning_curves(run: dict[str, Any]) -> dict[str, list[dict[str, float]]]:
 def write_report(run_dir: str | Path, plots: bool = True) -> dict[str, Path]:
     """Write the leaderboard files of ``run_dir``; returns their paths by kind."""
     from textagents.bench.plots import plot_leaderboard, plot_learning_curves
+    from textagents.bench.view import viewer_note
 
     run_dir = Path(run_dir)
     run_path = run_dir / RUN_FILE
@@ -300,7 +301,7 @@ def write_report(run_dir: str | Path, plots: bool = True) -> dict[str, Path]:
         "csv": run_dir / "leaderboard.csv",
         "summary": run_dir / "summary.json",
     }
-    write_text_atomic(written["markdown"], leaderboard_markdown(summary, run))
+    write_text_atomic(written["markdown"], leaderboard_markdown(summary, run) + "\n" + viewer_note(run_dir))
     write_text_atomic(written["csv"], leaderboard_csv(summary))
     write_json_atomic(written["summary"], summary)
     if plots:

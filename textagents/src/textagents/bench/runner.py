@@ -17,7 +17,15 @@ from typing import Any
 from tqdm import tqdm
 
 from textagents.bench.metadata import run_metadata
-from textagents.bench.store import EPISODES_FILE, RUN_FILE, EpisodeLog, run_lock, to_json, write_json_atomic
+from textagents.bench.store import (
+    EPISODES_FILE,
+    RUN_FILE,
+    EpisodeLog,
+    run_lock,
+    to_json,
+    trajectory_path,
+    write_json_atomic,
+)
 from textagents.bench.suite import EpisodeTask, Suite
 from textagents.bench.worker import play_task
 
@@ -116,11 +124,9 @@ def _check_same_agents(out: Path, previous: dict[str, Any], metadata: dict[str, 
 
 
 def _write_trajectory(out: Path, record: dict[str, Any]) -> None:
-    steps = record.pop("trajectory")
-    folder = out / "trajectories" / record["agent"] / record["env"]
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{record['seed']}.json"
-    write_json_atomic(path, steps)
+    path = trajectory_path(out, record["agent"], record["env"], record["seed"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, record.pop("trajectory"))
 
 
 def run_suite(

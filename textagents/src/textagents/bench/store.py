@@ -7,16 +7,18 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from textenvs.core.files import write_bytes_atomic
+
 EPISODES_FILE = "episodes.jsonl"
 RUN_FILE = "run.json"
 LOCK_FILE = ".lock"
+TRAJECTORIES_DIR = "trajectories"
 
 
 class RunLockedError(RuntimeError):
@@ -55,27 +57,17 @@ def to_json(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} {value!r} to JSON")
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``path`` through a temporary file, fsync and a rename: readers see the old file or the new one."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide results from the rest of a team
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode())
 
 
 def write_json_atomic(path: Path, payload: Any) -> None:
     write_text_atomic(path, json.dumps(payload, indent=2, default=to_json) + "\n")
+
+
+def trajectory_path(run_dir: Path, agent: str, env: str, seed: int) -> Path:
+    """Where ``bench run --trajectories`` writes the steps of one episode."""
+    return run_dir / TRAJECTORIES_DIR / agent / env / f"{seed}.json"
 
 
 def episode_key(record: dict[str, Any]) -> tuple[str, str, int]:

@@ -16,6 +16,7 @@ from textagents.agents.episode import play_episode
 from textagents.bench.agents import AGENT_KINDS
 from textagents.bench.costs import LLMMeter
 from textagents.bench.suite import EpisodeTask
+from textenvs.viewer.trajectory import Step, Trajectory, text_of
 
 #: Envs kept per worker process, least recently used closed first.
 ENV_CACHE_SIZE = 4
@@ -35,12 +36,6 @@ def _env_for(task: EpisodeTask) -> gym.Env:
     return env
 
 
-def _text_of(obs: Any) -> Any:
-    if isinstance(obs, dict):
-        return {k: v for k, v in obs.items() if isinstance(v, str)}
-    return obs if isinstance(obs, str) else None
-
-
 class _Recorder:
     """Passes the protocol through to ``agent``, keeping the last info and, if asked, every step."""
 
@@ -48,7 +43,7 @@ class _Recorder:
         self.agent = agent
         self.uid = agent.uid
         self.keep_steps = keep_steps
-        self.steps: list[dict[str, Any]] = []
+        self.steps: list[Step] = []
         self.last_info: dict[str, Any] = {}
         self._observe = getattr(agent, "observe", None)
 
@@ -67,13 +62,15 @@ class _Recorder:
     def act(self, obs: Any, info: dict[str, Any]) -> Any:
         action = self.agent.act(obs, info)
         if self.keep_steps:
-            self.steps.append({"observation": _text_of(obs), "action": action})
+            self.steps.append(Step(observation=text_of(obs), action=action))
         return action
 
     def observe(self, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]) -> None:
         self.last_info = info
         if self.keep_steps:
-            self.steps[-1].update(reward=reward, feedback=info.get("feedback", ""))
+            step = self.steps[-1]
+            step.reward, step.feedback = reward, info.get("feedback", "")
+            step.invalid_action, step.success = bool(info.get("invalid_action")), bool(info.get("success"))
         if self._observe is not None:
             self._observe(reward, terminated, truncated, info)
 
@@ -113,5 +110,13 @@ def play_task(task: EpisodeTask, keep_trajectory: bool = False) -> dict[str, Any
         "seconds": time.perf_counter() - start,
     }
     if keep_trajectory:
-        record["trajectory"] = recorder.steps
+        spec = env.unwrapped.spec
+        record["trajectory"] = Trajectory(
+            env_id=task.env.id,
+            seed=task.seed,
+            steps=recorder.steps,
+            env_kwargs=dict(spec.kwargs) if spec is not None else dict(task.env.kwargs),  # as the env was made
+            agent=task.agent.name,
+            kind=task.agent.kind,
+        ).to_json()
     return record
