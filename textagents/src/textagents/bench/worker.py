@@ -20,12 +20,13 @@ from textenvs.viewer.trajectory import Step, Trajectory, text_of
 
 #: Envs kept per worker process, least recently used closed first.
 ENV_CACHE_SIZE = 4
-_envs: OrderedDict[tuple[str, str, str], gym.Env] = OrderedDict()
+_envs: OrderedDict[tuple[str, str, str, str], gym.Env] = OrderedDict()
 
 
 def _env_for(task: EpisodeTask) -> gym.Env:
     kind = AGENT_KINDS[task.agent.kind]
-    key = (task.agent.kind, repr(task.agent.options), task.env.name)
+    # by id and kwargs, not by name: two suites played in one process may give one name to different envs
+    key = (task.agent.kind, repr(task.agent.options), task.env.id, repr(task.env.kwargs))
     if key in _envs:
         _envs.move_to_end(key)
         return _envs[key]
