@@ -12,6 +12,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from textenvs import __version__
 from textenvs.trajectories.card import CARD_FILE, dataset_card, read_card_info, summary
 from textenvs.trajectories.hf_format import DATA_FILE, read_hf, write_hf
 from textenvs.trajectories.info import DatasetInfo, check_format, require
@@ -94,13 +95,11 @@ def create_dataset(
     stream = _counted(record_episodes(env, make_policy, seeds), lengths, progress, episodes)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
     try:
-        import textenvs
-
         if format == "hf":
             write_hf(tmp, env, env_id, policy_name, stream)
         else:
             storage = write_minari(tmp, env, stream)
-        info = DatasetInfo(env_id, policy_name, format, seeds, sum(lengths), env_kwargs, textenvs.__version__)
+        info = DatasetInfo(env_id, policy_name, format, seeds, sum(lengths), env_kwargs, __version__)
         if format == "minari":
             write_minari_metadata(storage, info, summary(info))
         (tmp / CARD_FILE).write_text(dataset_card(info, env))
