@@ -260,6 +260,7 @@ def test_a_saved_policy_loads_with_the_same_outputs(tokenizer, tmp_path):
     batch = collate([episode(TEXTS[1], 5, 0)], tokenizer, dt_clusters(), TINY)
     torch.testing.assert_close(load_policy(tmp_path)(batch), dt(batch), rtol=0, atol=0)
     assert load_policy(tmp_path).settings == TINY
+    assert all(path.stat().st_mode & 0o777 == 0o644 for path in tmp_path.iterdir())  # readable by the team
 
 
 # ---------------------------------------------------------------------- deployment

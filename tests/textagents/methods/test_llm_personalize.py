@@ -263,6 +263,6 @@ def test_fine_tuning_on_demonstration_pairs_lowers_the_loss_and_saves_a_loadable
     after = backend.model.state_dict()
     assert any(not torch.equal(before[k], after[k]) for k in before if k in after)
     reloaded = TransformersBackend(tmp_path / "model")
-    assert (tmp_path / "model" / "model.safetensors").is_file()
+    assert (tmp_path / "model" / "model.safetensors").stat().st_mode & 0o777 == 0o644  # readable by the team
     prompt = [pairs[0][:2]]
     assert reloaded.chat(prompt[0], max_tokens=5) == backend.chat(prompt[0], max_tokens=5)

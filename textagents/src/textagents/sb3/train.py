@@ -5,26 +5,33 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 from stable_baselines3 import A2C, DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv
 
+from textagents.bench.store import write_text_atomic
 from textagents.sb3.extractors import TextImageExtractor
 from textagents.sb3.features import FEATURIZERS, TextFeaturizer, make_featurizer
 from textagents.sb3.model_files import STATE_SUFFIX, load_model_state, model_files, save_model
 from textagents.sb3.wrappers import make_sb3_env
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "a2c": A2C, "dqn": DQN}
+#: The action spaces each algorithm learns (SB3 checks them with a bare assertion).
+_ANY_SPACE = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+ACTION_SPACES: dict[str, tuple[type[spaces.Space], ...]] = {
+    "ppo": _ANY_SPACE,
+    "a2c": _ANY_SPACE,
+    "dqn": (spaces.Discrete,),
+}
 #: Defaults that differ from SB3's: DQN's 1M-transition buffer of 1,000-float text features would need GBs.
 ALGO_DEFAULTS: dict[str, dict[str, Any]] = {"dqn": {"buffer_size": 50_000}}
 #: The algorithm's constructor arguments that the run's other settings fix (``build_model``).
@@ -101,13 +108,6 @@ class Checkpoints(BaseCallback):
         return True
 
 
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(payload, f, indent=2, sort_keys=True)
-    os.replace(tmp, path)
-
-
 def make_vec_env(config: TrainConfig, featurizer: TextFeaturizer, env_id: str | None = None) -> DummyVecEnv:
     """``n_envs`` featurized copies of the env (they share the featurizer and its embedding cache)."""
 
@@ -122,7 +122,15 @@ def make_vec_env(config: TrainConfig, featurizer: TextFeaturizer, env_id: str | 
 def build_model(
     config: TrainConfig, env: Any, tensorboard_log: str | None = None, device: str = "auto"
 ) -> BaseAlgorithm:
-    """A new model of the run's algorithm and settings over ``env`` (its spaces fix the networks' shapes)."""
+    """A new model of the run's algorithm and settings over ``env`` (its spaces fix the networks' shapes); a
+    ValueError naming the algorithms that fit when ``env``'s action space does not fit the run's."""
+    if not isinstance(env.action_space, ACTION_SPACES[config.algo]):
+        fitting = [name for name, kinds in ACTION_SPACES.items() if isinstance(env.action_space, kinds)]
+        needed = " or ".join(kind.__name__ for kind in ACTION_SPACES[config.algo])
+        raise ValueError(
+            f"{config.algo} needs a {needed} action space, but {config.env_id}'s is {env.action_space}; "
+            f"algorithms that can train on it: {', '.join(fitting) or 'none here'}"
+        )
     return ALGORITHMS[config.algo](
         "MultiInputPolicy",
         env,
@@ -173,12 +181,11 @@ def train(
         raise FileExistsError(
             f"{run_dir} already holds a run: pass --resume to continue it or choose another directory"
         )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    _write_json(config_path, asdict(config))
-
     featurizer = make_featurizer(config.features)
     vec_env = make_vec_env(config, featurizer)
-    model = build_model(config, vec_env, tensorboard_log=str(run_dir / "tensorboard"))
+    model = build_model(config, vec_env, tensorboard_log=str(run_dir / "tensorboard"))  # before any file is written
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(config_path, json.dumps(asdict(config), indent=2, sort_keys=True) + "\n")
     checkpoint = latest_checkpoint(run_dir) if resume else None
     if checkpoint is not None:
         load_model_state(model, checkpoint)

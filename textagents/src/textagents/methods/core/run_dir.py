@@ -138,6 +138,7 @@ class RunDir:
 
                 save_file({k: v.contiguous() for k, v in checkpoint.tensors.items()}, staging / TENSORS_FILE)
             for path in staging.iterdir():
+                path.chmod(0o644)  # safetensors writes 0600, which would hide the checkpoint from the rest of a team
                 with path.open("rb") as handle:
                     os.fsync(handle.fileno())
             staging.chmod(0o755)

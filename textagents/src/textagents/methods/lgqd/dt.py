@@ -566,6 +566,7 @@ def save_policy(folder: str | Path, model: DecisionTransformer) -> None:
     os.close(fd)
     try:
         save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, temporary)
+        os.chmod(temporary, 0o644)  # safetensors writes 0600, which would hide the policy from the rest of a team
         os.replace(temporary, folder / POLICY_WEIGHTS)
     finally:
         Path(temporary).unlink(missing_ok=True)

@@ -84,6 +84,9 @@ def finetune(backend: Any, pairs: list[Pair], out: str | Path, settings: Finetun
     model.eval()
     model.save_pretrained(out, safe_serialization=True)
     backend.tokenizer.save_pretrained(out)
+    for path in out.iterdir():
+        if path.is_file():
+            path.chmod(0o644)  # safetensors writes 0600, which would hide the model from the rest of a team
     backend.model = model
     first, last = (losses[0], losses[-1]) if losses else (math.nan, math.nan)
     return {"loss_first": float(first), "loss_last": float(last), "examples": float(len(pairs))}
