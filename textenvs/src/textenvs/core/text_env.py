@@ -27,6 +27,9 @@ from textenvs.core.spaces import (
     text_space,
 )
 
+#: The contract's mission space: ``Text(512)`` in every family.
+MISSION_MAX_LENGTH = 512
+
 #: Info keys present after every ``reset`` and ``step``.
 STANDARD_INFO_KEYS = ("admissible_commands", "invalid_action", "feedback", "success", "progression")
 
@@ -75,7 +78,6 @@ class TextEnv(gym.Env[dict[str, Any], Any]):
         vocabulary: CommandVocabulary | None,
         text_max_length: int,
         image_shape: tuple[int, int],
-        mission_max_length: int = 512,
         native_spaces: Mapping[str, spaces.Space] | None = None,
         obs_mode: str = "text",
         action_mode: str = "text",
@@ -93,7 +95,7 @@ class TextEnv(gym.Env[dict[str, Any], Any]):
         self.wants_pixels = obs_mode != "text"
 
         obs_spaces: dict[str, spaces.Space] = dict(native_spaces or {})
-        obs_spaces["mission"] = text_space(mission_max_length)
+        obs_spaces["mission"] = text_space(MISSION_MAX_LENGTH)
         if self.wants_text:
             obs_spaces["text"] = text_space(text_max_length)
         if self.wants_pixels:

@@ -19,16 +19,19 @@ from gymnasium.utils.env_checker import check_env
 
 from textenvs.core.episode import EpisodeResult, run_episode
 from textenvs.core.spaces import OBS_MODES
-from textenvs.core.text_env import STANDARD_INFO_KEYS
+from textenvs.core.text_env import MISSION_MAX_LENGTH, STANDARD_INFO_KEYS
 from textenvs.core.vector import make_vec
 from textenvs.testing.rollout import GARBAGE_COMMANDS, choose_action, rollout_records
 
 
 def check_gymnasium_api(env_id: str, **kwargs: Any) -> None:
-    """Gymnasium's own ``check_env`` (reset/step signatures, spaces, seeding, render)."""
+    """Gymnasium's own ``check_env`` (reset/step signatures, spaces, seeding, render) and the contract's
+    ``mission`` space, ``Text(512)``."""
     for render_mode in (None, "ansi"):
         env = gym.make(env_id, render_mode=render_mode, **kwargs)
         try:
+            mission = env.observation_space["mission"]
+            assert mission.max_length == MISSION_MAX_LENGTH, f"{env_id}: mission is {mission}, not Text(512)"
             check_env(env.unwrapped, skip_render_check=render_mode is None)
         finally:
             env.close()

@@ -15,9 +15,8 @@ from textenvs.envs.fastsim.metrics import EpisodeTracker
 from textenvs.envs.fastsim.renderer import image_shape, render_frame
 from textenvs.envs.fastsim.simulator import COLLISION, HIT_WALL, RobotBatch, World, load_world
 
-#: Upper bounds of the text and mission lengths (the longest description is well under half of it).
+#: Upper bound of the text's length (the longest description is well under half of it).
 TEXT_MAX_LENGTH = 1024
-MISSION_MAX_LENGTH = 256
 _STAND_STILL = np.zeros((1, 2))
 
 
@@ -130,7 +129,6 @@ class FastsimNavEnv(TextEnv):
         super().__init__(
             vocabulary=None,
             text_max_length=TEXT_MAX_LENGTH,
-            mission_max_length=MISSION_MAX_LENGTH,
             image_shape=image_shape(self.world),
             native_spaces={"sensors": sensor_space(self.world)},
             obs_mode=obs_mode,

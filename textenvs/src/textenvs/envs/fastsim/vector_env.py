@@ -11,10 +11,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from textenvs.core.spaces import OBS_MODES, check_choice, image_space, text_space
-from textenvs.core.text_env import check_reset_options
+from textenvs.core.text_env import MISSION_MAX_LENGTH, check_reset_options
 from textenvs.envs.fastsim.captioner import Captioner
 from textenvs.envs.fastsim.env import (
-    MISSION_MAX_LENGTH,
     RESET_OPTIONS,
     TEXT_MAX_LENGTH,
     nan_rows,
