@@ -1,11 +1,29 @@
-"""Shared fixtures: the reference data directory (../shared/data in CI, via TEXTENVS_DATA_DIR)."""
+"""Shared fixtures: the reference data directory (../shared/data in CI, via TEXTENVS_DATA_DIR); a temporary cache.
+
+The test session never writes to the user's cache: textenvs' cache (downloads, Housekeep's compact episodes,
+models), Hugging Face's and every other XDG cache point into a temporary folder, set here, when pytest loads
+this file, before any test module imports a library that reads them; it is removed when the session ends.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+SESSION_CACHE = Path(tempfile.mkdtemp(prefix="textenvs-tests-cache-"))
+os.environ.update(
+    XDG_CACHE_HOME=str(SESSION_CACHE),
+    TEXTENVS_CACHE_DIR=str(SESSION_CACHE / "textenvs"),
+    HF_HOME=str(SESSION_CACHE / "huggingface"),
+)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(SESSION_CACHE, ignore_errors=True)
 
 
 def shared_data_dir() -> Path | None:
