@@ -203,3 +203,10 @@ def test_a_model_without_a_price_has_no_cost(tmp_path, monkeypatch):
     write_report(tmp_path / "run", plots=False)
     rows = {r["agent"]: r for r in csv.DictReader(io.StringIO((tmp_path / "run" / "leaderboard.csv").read_text()))}
     assert rows["writer"]["cost"] == "" and int(rows["writer"]["prompt_tokens"]) == STEPS * PROMPT_TOKENS
+
+
+def test_episodes_recorded_before_timings_get_no_cost_section():
+    from textagents.bench.costs import markdown_lines
+
+    old = {"usage": {"seconds_per_step": None, "llm": None}}
+    assert markdown_lines({"agents": [old], "cells": []}) == []

@@ -137,7 +137,10 @@ def _row(agent: str, env: str, stats: dict[str, Any]) -> str:
 
 
 def markdown_lines(summary: dict[str, Any]) -> list[str]:
-    """The leaderboard's "Cost and latency" section: per agent, each env it played and all of them."""
+    """The leaderboard's "Cost and latency" section: per agent, each env it played and all of them; none when the
+    episodes hold neither timings nor LLM usage (they were recorded before either was)."""
+    if all(a["usage"] == {"seconds_per_step": None, "llm": None} for a in summary["agents"]):
+        return []
     lines = [
         "## Cost and latency",
         "",
