@@ -100,6 +100,13 @@ def _make(env_id: str):
     return gym.make(env_id)
 
 
+def _openenv_serve(args: argparse.Namespace) -> int:
+    from textagents.hub.openenv_env import serve
+
+    serve(args.env_id, host=args.host, port=args.port, max_sessions=args.max_sessions)
+    return 0
+
+
 def _tiny_models(args: argparse.Namespace) -> int:
     from textagents.testing import build_tiny_models
 
@@ -548,6 +555,15 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=0)
     play.add_argument("--max-steps", type=int, default=100_000)
     play.set_defaults(run=_play)
+
+    openenv = commands.add_parser(
+        "openenv-serve", help="serve an env id as an OpenEnv environment (HTTP + WebSocket; extra textagents[openenv])"
+    )
+    openenv.add_argument("env_id")
+    openenv.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: this machine only)")
+    openenv.add_argument("--port", type=int, default=8000)
+    openenv.add_argument("--max-sessions", type=int, default=8, help="concurrent WebSocket sessions, one env each")
+    openenv.set_defaults(run=_openenv_serve)
 
     tiny = commands.add_parser("tiny-models", help="build the tiny random test models and their tokenizer")
     tiny.add_argument("directory")

@@ -66,8 +66,9 @@ class MotionCommandWrapper(gym.ActionWrapper):
 
 
 def make_for_llm(env_id: str, **kwargs: Any) -> gym.Env:
-    """``gym.make(env_id)`` with text commands: continuous-control envs get ``MotionCommandWrapper``."""
-    import textenvs  # noqa: F401  (registers the ids)
+    """``gym.make(env_id)`` with text commands: continuous-control envs get ``MotionCommandWrapper``. An unknown
+    id raises ``ValueError`` naming the closest registered ids."""
+    from textenvs.trajectories.record import make_env
 
-    env = gym.make(env_id, **kwargs)
+    env = make_env(env_id, kwargs)
     return MotionCommandWrapper(env) if isinstance(env.action_space, spaces.Box) else env
