@@ -139,13 +139,14 @@ def train_config(args: argparse.Namespace):
         checkpoint_every=args.checkpoint_every,
         progress_bar=not args.no_progress,
         algo_kwargs=dict(parse_setting(text, "--algo-kwarg") for text in args.algo_kwarg or []),
+        image_size=args.image_size,
     )
 
 
 def _train(args: argparse.Namespace) -> int:
     from textagents.sb3.train import train
 
-    result = train(train_config(args), args.run_dir, resume=args.resume)
+    result = train(train_config(args), args.run_dir, resume=args.resume, threads=args.threads)
     print(json.dumps(result, indent=2))
     return 0
 
@@ -602,6 +603,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument(
         "--resume", action="store_true", help="continue from the run's latest checkpoint (refused if it has none)"
+    )
+    train.add_argument(
+        "--image-size",
+        type=int,
+        default=64,
+        help="with pixels: downscale images to at most this many pixels a side, for a small CNN (default "
+        "%(default)s; 0: the env's size through the full-resolution CNN of runs made before this option)",
+    )
+    train.add_argument(
+        "--threads", type=int, default=1, help="torch threads while training (default %(default)s: the fastest here)"
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.set_defaults(run=_train)

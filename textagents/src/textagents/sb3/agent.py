@@ -38,7 +38,7 @@ class TrainedRun:
         missing = missing_files(run_dir)
         if missing:
             raise FileNotFoundError(f"{run_dir} is not a finished training run: {', '.join(missing)} missing")
-        return cls(run_dir, TrainConfig(**json.loads((run_dir / CONFIG_FILE).read_text())))
+        return cls(run_dir, TrainConfig.from_json(json.loads((run_dir / CONFIG_FILE).read_text())))
 
     @functools.cached_property
     def model(self) -> BaseAlgorithm:
@@ -54,7 +54,8 @@ class TrainedRun:
         was trained on, the training env kwargs updated by ``kwargs``."""
         featurizer = make_featurizer(self.config.features)
         env_kwargs = {**self.config.env_kwargs, **kwargs}
-        return make_sb3_env(env_id or self.config.env_id, featurizer, self.config.obs_mode, **env_kwargs)
+        config = self.config
+        return make_sb3_env(env_id or config.env_id, featurizer, config.obs_mode, config.image_size, **env_kwargs)
 
 
 class SB3Agent:

@@ -22,6 +22,7 @@ from textagents.bench.store import write_text_atomic
 from textagents.sb3.extractors import TextImageExtractor
 from textagents.sb3.features import FEATURIZERS, TextFeaturizer, make_featurizer
 from textagents.sb3.model_files import STATE_SUFFIX, load_model_state, model_files, save_model
+from textagents.sb3.threads import TRAIN_THREADS, training_threads
 from textagents.sb3.wrappers import make_sb3_env
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "a2c": A2C, "dqn": DQN}
@@ -37,6 +38,10 @@ ALGO_DEFAULTS: dict[str, dict[str, Any]] = {"dqn": {"buffer_size": 50_000}}
 #: The algorithm's constructor arguments that the run's other settings fix (``build_model``).
 ALGO_FIXED_KWARGS = ("policy", "env", "seed", "tensorboard_log", "policy_kwargs", "verbose", "device")
 CONFIG_FILE = "config.json"
+#: The values of settings added since the first runs, for a saved ``config.json`` that lacks them.
+SETTINGS_BEFORE_THEY_EXISTED: dict[str, Any] = {"image_size": 0}
+#: Pixels are downscaled to at most this many a side by default (the small CNN's size).
+IMAGE_SIZE = 64
 #: The finished model: ``model.pth`` and ``model.json`` (see ``textagents.sb3.model_files``).
 MODEL_STEM = "model"
 _CHECKPOINT = re.compile(rf"model_(\d+)_steps{re.escape(STATE_SUFFIX)}$")
@@ -57,8 +62,21 @@ class TrainConfig:
     progress_bar: bool = True
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     algo_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: Pixels downscaled to at most this many a side, through the small CNN; 0: the env's own size through
+    #: the first, full-resolution CNN (runs saved before this setting). Always 0 without pixels.
+    image_size: int = IMAGE_SIZE
+
+    @classmethod
+    def from_json(cls, saved: dict[str, Any]) -> TrainConfig:
+        """The settings of a saved ``config.json``; a setting it lacks takes the value it had before it existed
+        (so a saved model is rebuilt with the architecture it was trained with)."""
+        return cls(**{**SETTINGS_BEFORE_THEY_EXISTED, **saved})
 
     def __post_init__(self) -> None:
+        if not isinstance(self.image_size, int) or isinstance(self.image_size, bool) or self.image_size < 0:
+            raise ValueError(f"image_size={self.image_size!r} is not valid; use an int >= 0 (0: the env's size)")
+        if "pixels" not in self.obs_mode:
+            self.image_size = 0
         if self.algo not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algo!r}; valid: {sorted(ALGORITHMS)}")
         if self.features not in FEATURIZERS:
@@ -112,7 +130,8 @@ def make_vec_env(config: TrainConfig, featurizer: TextFeaturizer, env_id: str | 
     """``n_envs`` featurized copies of the env (they share the featurizer and its embedding cache)."""
 
     def factory() -> Any:
-        return Monitor(make_sb3_env(env_id or config.env_id, featurizer, config.obs_mode, **config.env_kwargs))
+        env = make_sb3_env(env_id or config.env_id, featurizer, config.obs_mode, config.image_size, **config.env_kwargs)
+        return Monitor(env)
 
     vec_env = DummyVecEnv([factory] * config.n_envs)
     vec_env.seed(config.seed)
@@ -136,7 +155,10 @@ def build_model(
         env,
         seed=config.seed,
         tensorboard_log=tensorboard_log,
-        policy_kwargs={"features_extractor_class": TextImageExtractor},
+        policy_kwargs={
+            "features_extractor_class": TextImageExtractor,
+            "features_extractor_kwargs": {"cnn": "small" if config.image_size else "full"},
+        },
         verbose=0,
         device=device,
         **{**ALGO_DEFAULTS.get(config.algo, {}), **config.algo_kwargs},
@@ -154,17 +176,26 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 
 
 def train(
-    config: TrainConfig, run_dir: str | Path, resume: bool = False, callbacks: list[BaseCallback] | None = None
+    config: TrainConfig,
+    run_dir: str | Path,
+    resume: bool = False,
+    callbacks: list[BaseCallback] | None = None,
+    threads: int | None = TRAIN_THREADS,
 ) -> dict[str, Any]:
     """Train (or, with ``resume``, continue from the latest checkpoint) and save the model in ``run_dir``
     (``model.pth`` and ``model.json``).
-    ``callbacks`` are SB3 callbacks run besides the checkpoints and the progress bar."""
-    run_dir = Path(run_dir)
+    ``callbacks`` are SB3 callbacks run besides the checkpoints and the progress bar; torch runs ``threads``
+    threads meanwhile (``training_threads``)."""
+    with training_threads(threads):
+        return _train(config, Path(run_dir), resume, callbacks)
+
+
+def _train(config: TrainConfig, run_dir: Path, resume: bool, callbacks: list[BaseCallback] | None) -> dict[str, Any]:
     config_path = run_dir / CONFIG_FILE
     if resume:
         if not config_path.is_file():
             raise FileNotFoundError(f"cannot resume: {config_path} does not exist (start the run without --resume)")
-        saved = json.loads(config_path.read_text())
+        saved = asdict(TrainConfig.from_json(json.loads(config_path.read_text())))
         differing = {
             k: (saved.get(k), v)
             for k, v in asdict(config).items()

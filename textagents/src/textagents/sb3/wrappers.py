@@ -7,6 +7,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from PIL import Image
 
 from textagents.sb3.features import HashedBagOfWords, TextFeaturizer
 
@@ -39,14 +40,44 @@ class TextFeaturesWrapper(gym.ObservationWrapper):
         return {"text_features": vectors.reshape(-1).astype(np.float32), **{k: observation[k] for k in self.kept}}
 
 
-def make_sb3_env(env_id: str, featurizer: TextFeaturizer, obs_mode: str = "text", **kwargs: Any) -> gym.Env:
-    """``gym.make`` with discrete actions (when the env's actions are commands) and text features."""
+class ResizeImage(gym.ObservationWrapper):
+    """Downscales the ``image`` part of a ``Dict`` observation so that no side exceeds ``size`` pixels (aspect
+    kept, each pixel the average of the area it covers); smaller images pass unchanged."""
+
+    def __init__(self, env: gym.Env, size: int):
+        super().__init__(env)
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise ValueError(f"size={size!r} is not valid; use a positive int (pixels)")
+        source = env.observation_space
+        if not isinstance(source, spaces.Dict) or "image" not in source.spaces:
+            raise ValueError(f"ResizeImage needs a Dict observation space with an 'image', got {source}")
+        height, width, channels = source["image"].shape
+        scale = min(1.0, size / max(height, width))
+        self.shape = (max(1, round(height * scale)), max(1, round(width * scale)), channels)
+        self.observation_space = spaces.Dict({**source.spaces, "image": spaces.Box(0, 255, self.shape, np.uint8)})
+
+    def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
+        image = observation["image"]
+        if image.shape != self.shape:
+            resized = Image.fromarray(image).resize((self.shape[1], self.shape[0]), Image.Resampling.BOX)
+            image = np.asarray(resized, dtype=np.uint8).reshape(self.shape)
+        return {**observation, "image": image}
+
+
+def make_sb3_env(
+    env_id: str, featurizer: TextFeaturizer, obs_mode: str = "text", image_size: int = 0, **kwargs: Any
+) -> gym.Env:
+    """``gym.make`` with discrete actions (when the env's actions are commands) and text features; with
+    pixels and ``image_size`` > 0, images downscaled to at most ``image_size`` pixels a side (0: as the env
+    renders them)."""
     import textenvs  # noqa: F401  (registers the ids)
 
     env = gym.make(env_id, obs_mode=obs_mode, **kwargs)
     if isinstance(env.action_space, spaces.Text):
         env.close()
         env = gym.make(env_id, obs_mode=obs_mode, action_mode="discrete", **kwargs)
+    if image_size and "image" in env.observation_space.spaces:
+        env = ResizeImage(env, image_size)
     return TextFeaturesWrapper(env, featurizer)
 
 
