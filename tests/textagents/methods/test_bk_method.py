@@ -165,3 +165,28 @@ def test_shaping_refuses_a_family_it_has_no_description_for():
         family_name("Fastsim-Text-HardMaze-v0")
     with pytest.raises(ValueError, match="not a textenvs id"):
         family_name("CartPole-v1")
+
+
+def test_a_potential_from_code_file_is_tried_in_the_sandbox_and_needs_no_llm(tmp_path):
+    good, bad = tmp_path / "good.py.txt", tmp_path / "bad.py.txt"
+    good.write_text(extract_code(TREES))
+    bad.write_text("import os\ndef potential(observation):\n    return float(len(os.environ))\n")
+    config = yaml.safe_load(SMOKE.read_text())
+    path = tmp_path / "from-file.yaml"
+    path.write_text(yaml.safe_dump({**config, "code_file": str(good)}))
+    out = tmp_path / "run"
+    run_method("bk", path, out, llm=LLMChoice(replay=str(tmp_path / "no-calls.jsonl")), progress=False)
+    assert (out / "potential.py").read_text() == good.read_text()
+    first = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
+    assert first["code_from_file"] == 1.0 and first["sandbox/calls"] >= 32 and first["sandbox/failures"] == 0
+
+    for code_file, error in (
+        (bad, r"does not run in the sandbox: refused before running.*os"),
+        (tmp_path / "x", "does not exist"),
+    ):
+        method = BKMethod(
+            BKConfig(**{**config, "code_file": str(code_file)}), RunContext(tmp_path, lambda: pytest.fail("no LLM"))
+        )
+        with pytest.raises((ValueError, FileNotFoundError), match=error):
+            method.knowledge.label()
+        method.close()

@@ -88,6 +88,18 @@ class CodeLabelling:
     rounds: list[dict[str, Any]] = field(default_factory=list)
 
 
+def try_potential(code: str, samples: Sequence[str]) -> tuple[str | None, list[float]]:
+    """Check ``code`` against the allow-list and run it on ``samples`` in the sandbox: the error (None when it
+    ran on every sample) and the values it gave."""
+    try:
+        check_code(code)
+    except UnsafeCodeError as refused:
+        return f"refused before running: {refused}", []
+    with SandboxedPotential(code) as potential:
+        values = [potential.phi(sample) for sample in samples]
+        return (potential.stats.last_error if potential.stats.failures else None), values
+
+
 def write_potential(
     backend: LLMBackend,
     family: str,
@@ -111,20 +123,7 @@ def write_potential(
         answer = backend.chat(messages, **(sampling or SAMPLING))
         messages.append({"role": "assistant", "content": answer})
         code = extract_code(answer)
-        error = None
-        if code is None:
-            error = "no ```python code block in the answer"
-        else:
-            try:
-                check_code(code)
-            except UnsafeCodeError as refused:
-                error = f"refused before running: {refused}"
-        values: list[float] = []
-        if error is None:
-            with SandboxedPotential(code) as potential:
-                values = [potential.phi(sample) for sample in samples]
-                if potential.stats.failures:
-                    error = potential.stats.last_error
+        error, values = ("no ```python code block in the answer", []) if code is None else try_potential(code, samples)
         result.rounds.append({"answer_chars": len(answer), "code": code is not None, "error": error, "values": values})
         if error is not None:
             messages.append({"role": "user", "content": texts["error"].format(error=error)})
@@ -150,6 +149,8 @@ class CodeKnowledge(Knowledge):
     def label(self) -> dict[str, float]:
         config = self.config
         samples = [step.observation for step in random_steps(config.env_id, config.code_samples, config.seed)]
+        if config.code_file is not None:
+            return self._label_from_file(Path(config.code_file), samples)
         labelling = write_potential(
             self.llm(),
             family_name(config.env_id),
@@ -164,6 +165,21 @@ class CodeKnowledge(Knowledge):
             "code_rounds_without_error": sum(r["error"] is None for r in labelling.rounds),
             "code_kept": float(self.code is not None),
         }
+
+    def _label_from_file(self, path: Path, samples: list[str]) -> dict[str, float]:
+        """The potential of ``code_file`` (written by hand or by a stronger LLM elsewhere), checked and tried in
+        the sandbox as an LLM's answer is; refused with its error when it does not run."""
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"code_file {str(path)!r} does not exist (paths are relative to the working folder)"
+            )
+        code = path.read_text()
+        error, _ = try_potential(code, samples)
+        if error is not None:
+            raise ValueError(f"code_file {str(path)!r} does not run in the sandbox: {error}")
+        self.code = code
+        write_text_atomic(self.run_dir / "potential.py", code)
+        return {"code_rounds_without_error": 1, "code_kept": 1.0, "code_from_file": 1.0}
 
     def state(self) -> dict[str, Any]:
         return {"code": self.code}

@@ -21,7 +21,9 @@ class BKConfig(MethodConfig):
 
     - ``none``: PPO alone.
     - ``code`` (BK-Code): the LLM writes ``potential(observation)`` in ``code_rounds`` rounds of feedback on
-      ``code_samples`` observations of a random policy; it runs in the sandbox.
+      ``code_samples`` observations of a random policy; it runs in the sandbox. ``code_file``: a potential
+      written elsewhere (by hand, or by a stronger LLM) used instead of asking the run's LLM, checked and run
+      in the sandbox the same way.
     - ``goal`` (BK-Goal): the LLM proposes goals for each mission in ``goal_rounds`` rounds, each shown
       ``goal_samples`` observations of a random policy; Φ = the number of goals a sentence of the caption
       matches (all-MiniLM-L6-v2 cosine similarity >= ``goal_threshold``).
@@ -38,6 +40,7 @@ class BKConfig(MethodConfig):
     prompt_source: str = "ours"
     code_rounds: int = 3
     code_samples: int = 5
+    code_file: str | None = None
     goal_rounds: int = 3
     goal_samples: int = 5
     goal_threshold: float = GOAL_THRESHOLD
