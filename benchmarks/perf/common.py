@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -27,7 +28,21 @@ def rate(step: Callable[[], object], min_seconds: float = 2.0, min_calls: int = 
 
 
 def machine() -> dict[str, Any]:
-    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def cpu_model() -> str:
+    """The processor's name (Linux's /proc/cpuinfo; elsewhere what ``platform`` knows)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
 
 
 def write_result(name: str, result: dict[str, Any]) -> Path:
