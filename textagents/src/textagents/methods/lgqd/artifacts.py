@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from textagents.bench.store import write_json_atomic
 from textagents.methods.core.config import config_from_dict
 from textagents.methods.core.run_dir import RunDir, RunDirError
 from textagents.methods.lgqd.config import LGQDConfig
+from textenvs.core.files import write_bytes_atomic
 
 METHOD = "lgqd"
 
@@ -65,21 +65,6 @@ class Pipeline:
         if not path.is_file():
             raise PipelineError(f"{path} is missing: run `textagents lgqd {stage} {self.path}` first")
         return path
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``path`` through a temporary file, fsync and a rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
