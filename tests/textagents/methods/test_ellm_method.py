@@ -93,5 +93,8 @@ def test_an_llm_goal_source_runs_and_replays_exactly(tmp_path, tiny_models):
     assert first["llm_calls"] >= 1 and first["llm_calls"] + first["cache_hits"] >= 150
     calls = tmp_path / "calls.jsonl"
     calls.write_bytes((recorded / "llm_calls.jsonl").read_bytes())
+    usage = [json.loads(line)["usage"] for line in calls.read_text().splitlines()][: first["llm_calls"]]  # training's
+    assert first["prompt_tokens"] == sum(u["prompt_tokens"] for u in usage) > 0
+    assert first["completion_tokens"] == sum(u["completion_tokens"] for u in usage)
     run_method("ellm", config, replayed, llm=LLMChoice(replay=str(calls)), progress=False)
     assert _records(replayed) == _records(recorded)

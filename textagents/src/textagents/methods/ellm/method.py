@@ -144,8 +144,13 @@ class EllmMethod(Method):
             if quality:
                 metrics[f"suggestions/{key}"] = float(np.mean([q[key] for q in quality]))
         if isinstance(self.source, LLMGoals):
+            usage = self.context.llm().usage
             metrics.update(
-                llm_calls=self.source.calls, cache_hits=self.source.cache_hits, malformed=self.source.malformed
+                llm_calls=self.source.calls,
+                cache_hits=self.source.cache_hits,
+                malformed=self.source.malformed,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
             )
         return metrics
 
