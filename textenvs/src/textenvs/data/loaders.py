@@ -1,4 +1,4 @@
-"""Safe loaders for data files that need more than ``open``: Housekeep scene YAMLs and pickled ``.npy``."""
+"""Safe loaders for data files that need more than ``open``: Housekeep scene YAMLs and object-array ``.npy``."""
 
 from __future__ import annotations
 
@@ -35,18 +35,22 @@ def load_yaml(source: str | os.PathLike[str] | bytes) -> Any:
         return yaml.load(stream, Loader=SceneLoader)  # trusted: SceneLoader is a SafeLoader (tuples only)
 
 
-def load_npy(  # trusted: pickle only for pinned, sha256-checked files
-    name: str, *, allow_pickle: bool = False, data_dir: str | os.PathLike[str] | None = None
+def load_npy(
+    name: str,
+    *,
+    allow_pickle: bool = False,  # trusted: honoured only for files pinned in ASSETS, after their sha256 check
+    data_dir: str | os.PathLike[str] | None = None,
 ) -> Any:
-    """``np.load`` a data file by asset name; with ``allow_pickle=True`` only pinned files are accepted.
+    """A ``.npy`` data file by asset name; object arrays only from files pinned in ``ASSETS``.
 
-    The bytes loaded are the bytes ``read_asset`` checked against the table's sha256 (the file is opened
-    once), so a pickle is only ever unpickled after its bytes matched.
+    The bytes parsed are the bytes ``read_asset`` checked against the table's sha256 (the file is opened
+    once), so an object array is only ever read after its bytes matched.
     """
-    if allow_pickle and normalised_name(name) not in ASSETS:
+    if allow_pickle and normalised_name(name) not in ASSETS:  # trusted: the check that refuses unpinned files
         pinned = ", ".join(n for n in ASSETS if n.endswith(".npy"))
         raise ValueError(
-            f"refusing to unpickle {name!r}: allow_pickle=True is only allowed for files whose sha256 "
+            f"refusing to unpickle {name!r}: object arrays are only read from files whose sha256 "  # trusted: a refusal
             f"is pinned in textenvs.data.ASSETS ({pinned})"
         )
-    return np.load(io.BytesIO(read_asset(name, data_dir)), allow_pickle=allow_pickle)
+    array_bytes = io.BytesIO(read_asset(name, data_dir))
+    return np.load(array_bytes, allow_pickle=allow_pickle)  # trusted: sha256-checked bytes, pinned files only
