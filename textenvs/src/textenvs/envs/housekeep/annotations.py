@@ -72,7 +72,8 @@ class Annotations:
 @functools.lru_cache(maxsize=4)
 def load_annotations(data_dir: str | None = None) -> Annotations:
     """The annotations of ``housekeep/amt/data.npy`` (sha256-checked before it is unpickled)."""
-    raw = load_npy("housekeep/amt/data.npy", allow_pickle=True, data_dir=data_dir).item()
+    pinned = load_npy("housekeep/amt/data.npy", allow_pickle=True, data_dir=data_dir)  # trusted: pinned sha256
+    raw = pinned.item()
     ranks = np.asarray(raw["ranks"], dtype=np.int64)
     pairs = tuple(str(p) for p in raw["room_receptacles"])
     objects = tuple(str(o) for o in raw["objects"])
