@@ -144,10 +144,17 @@ def main() -> None:
     import trl
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from textagents.hub.chat import ChatStyle
-    from textagents.hub.grpo import RolloutSettings, TextEnvRolloutFunc, episode_dataset, play_with_model, summarize
+    from textagents.hub.grpo import (
+        RolloutSettings,
+        TextEnvRolloutFunc,
+        cpu_grpo_config,
+        episode_dataset,
+        play_with_model,
+        summarize,
+    )
     from textagents.hub.rollout import expert_demonstration
     from textagents.llm.models import resolve_model
 
@@ -166,8 +173,8 @@ def main() -> None:
     rollout = TextEnvRolloutFunc(rows, settings)
     functions, weights = reward_functions(config.reward_weights)
     with tempfile.TemporaryDirectory() as output_dir:
-        grpo_config = GRPOConfig(
-            output_dir=output_dir,
+        grpo_config = cpu_grpo_config(
+            output_dir,
             max_steps=config.max_steps,
             per_device_train_batch_size=config.episodes_per_step * config.num_generations,
             num_generations=config.num_generations,
@@ -176,14 +183,7 @@ def main() -> None:
             temperature=config.temperature,
             reward_weights=weights,
             beta=0.0,
-            logging_steps=1,
             seed=config.seed,
-            use_cpu=True,
-            bf16=False,
-            activation_checkpointing=False,
-            save_strategy="no",
-            report_to=[],
-            disable_tqdm=True,
         )
         trainer = GRPOTrainer(
             model=model,

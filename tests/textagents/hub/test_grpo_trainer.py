@@ -9,6 +9,7 @@ import textenvs  # noqa: F401  (registers the ids)
 from textagents.hub.grpo import (
     RolloutSettings,
     TextEnvRolloutFunc,
+    cpu_grpo_config,
     episode_dataset,
     episode_return_reward,
     valid_command_reward,
@@ -40,21 +41,14 @@ def test_one_grpo_step_trains_on_multi_turn_episodes(tiny_models, tmp_path, monk
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
     rows = episode_dataset(ENV_ID, range(8))
     rollout = Recording(rows, RolloutSettings(max_turns=2, turn_tokens=4))
-    config = trl.GRPOConfig(
-        output_dir=str(tmp_path),
+    config = cpu_grpo_config(
+        str(tmp_path),
         max_steps=1,
         per_device_train_batch_size=8,
         num_generations=4,
         max_completion_length=512,
         learning_rate=1e-3,
-        logging_steps=1,
         seed=0,
-        use_cpu=True,
-        bf16=False,
-        activation_checkpointing=False,
-        save_strategy="no",
-        report_to=[],
-        disable_tqdm=True,
     )
     trainer = trl.GRPOTrainer(
         model=model,

@@ -179,3 +179,23 @@ def success_reward(completions: list[Any], success: list[bool], **kwargs: Any) -
 def valid_command_reward(completions: list[Any], valid_fraction: list[float], **kwargs: Any) -> list[float]:
     """The share of an episode's turns that named an admissible command (a format reward)."""
     return [float(v) for v in valid_fraction]
+
+
+#: What a CPU run of ``GRPOTrainer`` needs whatever the experiment: no accelerator, no bf16, no checkpoints or
+#: trackers, a log line per step.
+CPU_SETTINGS: dict[str, Any] = {
+    "use_cpu": True,
+    "bf16": False,
+    "activation_checkpointing": False,
+    "save_strategy": "no",
+    "report_to": [],
+    "disable_tqdm": True,
+    "logging_steps": 1,
+}
+
+
+def cpu_grpo_config(output_dir: str, **settings: Any) -> Any:
+    """``trl.GRPOConfig`` with ``CPU_SETTINGS`` and the experiment's ``settings`` (which win)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(output_dir=output_dir, **{**CPU_SETTINGS, **settings})
