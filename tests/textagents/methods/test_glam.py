@@ -218,6 +218,21 @@ def test_the_baselines_run_on_the_same_envs_and_frame_budget(tmp_path, tiny_mode
     assert "zero_shot/MixedTestLocal/success_rate" in records[0]
 
 
+def test_the_test_levels_are_evaluated_on_their_schedule(tmp_path):
+    from textagents.methods.core.runner import run_method
+
+    config = tmp_path / "drrn.yaml"
+    schedule = "iterations: 4\neval_every: 1\ntest_levels_every: 2\ntest_eval_episodes: 2\n"
+    config.write_text(SMOKE.read_text().replace("iterations: 2\neval_every: 1\n", "") + "agent: drrn\n" + schedule)
+    run_method("glam", config, tmp_path / "run", progress=False)
+    records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    evaluations = [r for r in records if r["kind"] == "eval"]
+    assert [r["iteration"] for r in evaluations] == [1, 2, 3, 4]
+    assert ["MixedTestLocal/success_rate" in r for r in evaluations] == [False, True, False, True]
+    assert all("train_level/success_rate" in r for r in evaluations)
+    assert "zero_shot/MixedTestLocal/success_rate" in records[0]  # the untrained agent: every level
+
+
 def test_npae_has_the_architecture_without_the_pretrained_weights(tiny_models):
     with Caller(_spec(tiny_models)) as pretrained, Caller(_spec(tiny_models, pretrained=False)) as fresh:
         a, b = pretrained.trainable_state(), fresh.trainable_state()

@@ -17,10 +17,15 @@ class GlamConfig(MethodConfig):
     ``ppo_epochs``, ``minibatch_size``, micro-batches of ``micro_batch`` for gradient accumulation),
     ``npae`` (the same architecture, fresh random weights), ``drrn`` or ``symbolic_ppo``. ``lora_r`` > 0:
     LoRA of that rank, else full fine-tuning. ``llm_processes``: LLM worker processes (lamorel's; 1 = in
-    this process). Evaluation: ``eval_episodes`` on ``env_id`` and on each of ``test_env_ids`` (unseen
-    objects), success = return > 0. Baselines: ``drrn`` (GRU encoders of width ``drrn_hidden``,
-    ``drrn_updates`` TD minibatches per iteration from a replay of ``replay_capacity``) and
-    ``symbolic_ppo`` (SB3's PPO with the PPO settings above), both at ``baseline_learning_rate``."""
+    this process). ``prompt_observations``: how many of the last observations GLAM's prompt shows (the
+    paper: 3, with the 2 commands between them; 1 makes every forward pass ~2x shorter).
+
+    Evaluation: ``eval_episodes`` on ``env_id`` and ``test_eval_episodes`` (default: ``eval_episodes``) on
+    each of ``test_env_ids`` (unseen objects), success = return > 0; the test levels, whose long episodes
+    dominate an evaluation's cost, at every ``test_levels_every``-th evaluation, on the untrained agent and
+    at the last iteration. Baselines: ``drrn`` (GRU encoders of width ``drrn_hidden``, ``drrn_updates`` TD
+    minibatches per iteration from a replay of ``replay_capacity``) and ``symbolic_ppo`` (SB3's PPO with
+    the PPO settings above), both at ``baseline_learning_rate``."""
 
     env_id: str = "BabyAI-Text-GoToLocal-v0"
     test_env_ids: tuple[str, ...] = ("BabyAI-Text-MixedTestLocal-v0",)
@@ -28,6 +33,7 @@ class GlamConfig(MethodConfig):
     envs: int = 32
     frames_per_env: int = 40
     max_steps: int | None = None
+    prompt_observations: int = 3
     gamma: float = 0.99
     gae_lambda: float = 0.99
     clip: float = 0.2
@@ -43,6 +49,8 @@ class GlamConfig(MethodConfig):
     llm_processes: int = 1
     eval_episodes: int = 1000
     eval_greedy: bool = False
+    test_levels_every: int = 1
+    test_eval_episodes: int | None = None
     baseline_learning_rate: float = 1e-4
     drrn_hidden: int = 128
     drrn_updates: int = 64
@@ -56,16 +64,20 @@ class GlamConfig(MethodConfig):
         self.require_positive(
             "envs",
             "frames_per_env",
+            "prompt_observations",
             "ppo_epochs",
             "minibatch_size",
             "micro_batch",
             "llm_processes",
             "value_head_width",
             "eval_episodes",
+            "test_levels_every",
             "drrn_hidden",
             "drrn_updates",
             "replay_capacity",
         )
+        if self.test_eval_episodes is not None and self.test_eval_episodes < 1:
+            raise ValueError(f"test_eval_episodes must be >= 1 (or null: eval_episodes), got {self.test_eval_episodes}")
         if self.lora_r < 0:
             raise ValueError(f"lora_r must be >= 0 (0: full fine-tuning), got {self.lora_r}")
         if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:

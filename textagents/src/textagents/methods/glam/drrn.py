@@ -78,7 +78,9 @@ class DRRNLearner(Learner):
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.baseline_learning_rate)
         self.words = WordIds()
         self.replay: deque[tuple] = deque(maxlen=config.replay_capacity)
-        self.train = Episodes(config.env_id, config.envs, config.max_steps, first_seed=config.seed * 1_000_003)
+        self.train = Episodes(
+            config.env_id, config.envs, config.max_steps, config.seed * 1_000_003, config.prompt_observations
+        )
         self.rng = np.random.default_rng(config.seed)
 
     def _encoded(self, episodes: Episodes, index: int) -> tuple[list[int], list[list[int]]]:

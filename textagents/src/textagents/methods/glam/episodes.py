@@ -25,13 +25,14 @@ def level_name(env_id: str) -> str:
 
 
 class Episodes:
-    """``count`` envs of one id, each with GLAM's prompt history; every episode's seed and commands are
-    kept so that the current episodes can be rebuilt by replaying them."""
+    """``count`` envs of one id, each with GLAM's prompt over its last ``prompt_observations`` observations
+    (the paper: 3); every episode's seed and commands are kept so that the current episodes can be rebuilt
+    by replaying them."""
 
-    def __init__(self, env_id: str, count: int, max_steps: int | None, first_seed: int):
+    def __init__(self, env_id: str, count: int, max_steps: int | None, first_seed: int, prompt_observations: int = 3):
         kwargs = {"max_steps": max_steps} if max_steps is not None else {}
         self.envs = [gym.make(env_id, **kwargs) for _ in range(count)]
-        self.prompts = [GlamPrompt() for _ in range(count)]
+        self.prompts = [GlamPrompt(prompt_observations, prompt_observations - 1) for _ in range(count)]
         self.next_seed = first_seed
         self.seeds = [0] * count
         self.commands: list[list[str]] = [[] for _ in range(count)]
@@ -92,12 +93,19 @@ class Episodes:
 
 
 def evaluate_policy(
-    choose: Chooser, env_id: str, episodes: int, envs: int, max_steps: int | None, seed: int, greedy: bool
+    choose: Chooser,
+    env_id: str,
+    episodes: int,
+    envs: int,
+    max_steps: int | None,
+    seed: int,
+    greedy: bool,
+    prompt_observations: int = 3,
 ) -> dict[str, float]:
     """``episodes`` episodes of ``env_id`` on evaluation seeds, ``envs`` at a time; success = return > 0."""
     count = min(envs, episodes)
     rng = np.random.default_rng([seed, EVAL_SEED_OFFSET])
-    playing = Episodes(env_id, count, max_steps, first_seed=EVAL_SEED_OFFSET)
+    playing = Episodes(env_id, count, max_steps, EVAL_SEED_OFFSET, prompt_observations)
     started, outcomes, lengths, steps = count, [], [], [0] * count
     active = list(range(count))
     while active:

@@ -34,19 +34,24 @@ class Learner(ABC):
     @abstractmethod
     def restore(self, state: dict[str, Any], tensors: dict[str, torch.Tensor]) -> None: ...
 
-    def evaluate(self) -> dict[str, Any]:
-        """``eval_episodes`` on the training level and on each test level; success = return > 0."""
+    def evaluate(self, test_levels: bool = True) -> dict[str, Any]:
+        """``eval_episodes`` on the training level and (``test_levels``) ``test_eval_episodes`` on each test
+        level; success = return > 0."""
         result: dict[str, Any] = {"frames": self.frames}
-        for env_id in (self.config.env_id, *self.config.test_env_ids):
-            label = "train_level" if env_id == self.config.env_id else level_name(env_id)
+        levels = [(self.config.env_id, "train_level", self.config.eval_episodes)]
+        if test_levels:
+            episodes = self.config.test_eval_episodes or self.config.eval_episodes
+            levels += [(env_id, level_name(env_id), episodes) for env_id in self.config.test_env_ids]
+        for env_id, label, episodes in levels:
             scores = evaluate_policy(
                 self.choose,
                 env_id,
-                self.config.eval_episodes,
+                episodes,
                 self.config.envs,
                 self.config.max_steps,
                 self.config.seed,
                 self.config.eval_greedy,
+                self.config.prompt_observations,
             )
             result.update({f"{label}/{k}": v for k, v in scores.items()})
         return result

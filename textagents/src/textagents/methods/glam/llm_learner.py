@@ -50,7 +50,9 @@ class LLMLearner(Learner):
             seed=config.seed,
         )
         self.caller = Caller(spec, PPOUpdater(self.settings, config.micro_batch), processes=config.llm_processes)
-        self.train = Episodes(config.env_id, config.envs, config.max_steps, first_seed=config.seed * 1_000_003)
+        self.train = Episodes(
+            config.env_id, config.envs, config.max_steps, config.seed * 1_000_003, config.prompt_observations
+        )
         self.rng = np.random.default_rng(config.seed)
 
     def policy(self, episodes: Episodes, indices: list[int]) -> tuple[list[np.ndarray], list[float]]:

@@ -46,15 +46,24 @@ class GlamMethod(Method):
     def __init__(self, config: GlamConfig, context: RunContext):
         super().__init__(config, context)
         self.learner = make_learner(config)
+        self.iteration: int | None = None  # None outside training (`method eval`): every level
 
     def train_iteration(self, iteration: int) -> dict[str, Any]:
+        self.iteration = iteration
         zero_shot = {}
         if iteration == 1:
             zero_shot = {f"zero_shot/{k}": v for k, v in self.learner.evaluate().items() if k != "frames"}
         return {**zero_shot, **self.learner.train_frames(iteration)}
 
     def evaluate(self) -> dict[str, Any]:
-        return self.learner.evaluate()
+        return self.learner.evaluate(test_levels=self._test_levels_now())
+
+    def _test_levels_now(self) -> bool:
+        """At every ``test_levels_every``-th evaluation, at the last iteration, and outside training."""
+        config = self.config
+        if self.iteration is None or self.iteration == config.iterations or not config.eval_every:
+            return True
+        return (self.iteration // config.eval_every) % config.test_levels_every == 0
 
     def checkpoint(self, iteration: int) -> Checkpoint:
         state, tensors = self.learner.state()
