@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import gymnasium as gym
@@ -27,44 +28,60 @@ from textagents.llm.transformers_backend import TransformersBackend
 
 RESULTS = Path(__file__).parent / "results"
 
+#: Scores each context's candidates: (contexts, candidates) -> one summed log-prob per candidate.
+Scorer = Callable[[Sequence[str], Sequence[Sequence[str]]], Sequence[Sequence[float]]]
 
-def measure(model: str, env_id: str, episodes: int, first_seed: int) -> dict:
-    backend = TransformersBackend(model)
+
+def expert_states(env_id: str, episodes: int, first_seed: int, prompt_observations: int = 3) -> list[dict]:
+    """GLAM's prompt, the commands and the expert's command at every state BabyAI's bot visits in
+    ``episodes`` episodes from ``first_seed`` on."""
     env = gym.make(env_id)
     expert = env.unwrapped.expert()
-    prompt = GlamPrompt()
-    rows = []
-    for episode in tqdm(range(episodes), desc="episodes", unit="episode"):
+    prompt = GlamPrompt(prompt_observations, prompt_observations - 1)
+    states = []
+    for episode in range(episodes):
         obs, info = env.reset(seed=first_seed + episode)
         expert.reset(obs, info)
         prompt.reset(obs, info)
         done = False
         while not done:
-            commands = list(info["admissible_commands"])
-            context = prompt.build(obs, info).text.rstrip()
-            scores = np.asarray(backend.score([context], [[" " + c for c in commands]])[0], dtype=np.float64)
-            policy = np.exp(scores - np.logaddexp.reduce(scores))
             command = expert.act(obs, info)
-            rows.append({"commands": commands, "policy": policy.tolist(), "expert": command})
+            commands = list(info["admissible_commands"])
+            states.append({"context": prompt.build(obs, info).text.rstrip(), "commands": commands, "expert": command})
             prompt.record(command)
             obs, _, terminated, truncated, info = env.step(command)
             done = terminated or truncated
     env.close()
-    commands = rows[0]["commands"]
-    mean_policy = np.mean([r["policy"] for r in rows], axis=0)
-    expert_policy = [r["policy"][r["commands"].index(r["expert"])] for r in rows]
-    expert_is_argmax = [r["commands"][int(np.argmax(r["policy"]))] == r["expert"] for r in rows]
+    return states
+
+
+def policy_summary(score: Scorer, states: list[dict], batch: int = 16) -> dict:
+    """π (softmax of the summed log-probs of ``" " + command`` after the prompt, as the ``glam`` learner
+    computes it) on each state, summarised against the expert's command."""
+    policies = []
+    for start in tqdm(range(0, len(states), batch), desc="states", unit="batch"):
+        chunk = states[start : start + batch]
+        scores = score([s["context"] for s in chunk], [[" " + c for c in s["commands"]] for s in chunk])
+        for row in scores:
+            row = np.asarray(row, dtype=np.float64)
+            policies.append(np.exp(row - np.logaddexp.reduce(row)))
+    commands = states[0]["commands"]
+    expert_policy = [p[s["commands"].index(s["expert"])] for p, s in zip(policies, states, strict=True)]
+    expert_is_argmax = [s["commands"][int(np.argmax(p))] == s["expert"] for p, s in zip(policies, states, strict=True)]
     return {
-        "model": model,
-        "env_id": env_id,
-        "episodes": episodes,
-        "states": len(rows),
-        "mean_policy": dict(zip(commands, mean_policy.round(4).tolist(), strict=True)),
-        "expert_commands": dict(Counter(r["expert"] for r in rows)),
+        "states": len(states),
+        "mean_policy": dict(zip(commands, np.mean(policies, axis=0).round(4).tolist(), strict=True)),
+        "expert_commands": dict(Counter(s["expert"] for s in states)),
         "argmax_is_expert": float(np.mean(expert_is_argmax)),
         "mean_policy_of_expert_command": float(np.mean(expert_policy)),
         "uniform_policy_of_expert_command": 1 / len(commands),
+        "entropy": float(np.mean([-(p * np.log(p)).sum() for p in policies])),
     }
+
+
+def measure(model: str, env_id: str, episodes: int, first_seed: int) -> dict:
+    summary = policy_summary(TransformersBackend(model).score, expert_states(env_id, episodes, first_seed))
+    return {"model": model, "env_id": env_id, "episodes": episodes, **summary}
 
 
 def markdown(result: dict) -> str:
