@@ -98,6 +98,34 @@ def test_resuming_with_another_config_names_the_changed_settings(tmp_path):
         run_method("example", changed, out, resume=True, progress=False)
 
 
+def test_a_finished_run_is_extended_by_more_iterations_and_never_shortened(tmp_path):
+    out, straight = tmp_path / "run", tmp_path / "straight"
+    longer = _config(tmp_path, SMOKE.read_text().replace("iterations: 4", "iterations: 6"))
+    run_method("example", SMOKE, out, progress=False)
+    run_method("example", longer, out, resume=True, progress=False)
+    run_method("example", longer, straight, progress=False)
+    recorded = json.loads((out / "config.json").read_text())
+    assert recorded["config"]["iterations"] == 6
+    assert [{k: e[k] for k in ("from", "to", "at_iteration")} for e in recorded["extended"]] == [
+        {"from": 4, "to": 6, "at_iteration": 4}
+    ]
+    train = [r for r in _metrics(out) if r["kind"] == "train"]
+    assert train == [r for r in _metrics(straight) if r["kind"] == "train"]  # as if it had been 6 from the start
+    assert [r["iteration"] for r in _metrics(out) if r["kind"] == "eval"] == [2, 4, 6]
+    shorter = _config(tmp_path, SMOKE.read_text().replace("iterations: 4", "iterations: 5"), "shorter.yaml")
+    with pytest.raises(RunDirError, match=r"has reached iteration 6: iterations=5 would shorten it"):
+        run_method("example", shorter, out, resume=True, progress=False)
+
+
+def test_compare_extends_finished_runs_when_iterations_grow(tmp_path):
+    longer = _config(tmp_path, SMOKE.read_text().replace("iterations: 4", "iterations: 5"))
+    command = ["method", "compare", "example", "--out", str(tmp_path / "cmp"), "--vary", "learning_rate=0.5"]
+    assert main([*command[:3], str(SMOKE), *command[3:], "--no-progress"]) == 0
+    assert main([*command[:3], str(longer), *command[3:], "--no-progress"]) == 0
+    metrics = _metrics(tmp_path / "cmp" / "learning_rate=0.5_seed0")
+    assert [r["iteration"] for r in metrics if r["kind"] == "train"] == [1, 2, 3, 4, 5]
+
+
 def test_a_run_recorded_before_a_setting_existed_resumes_while_the_setting_keeps_its_default(tmp_path):
     out = tmp_path / "run"
     run_method("example", SMOKE, out, progress=False)

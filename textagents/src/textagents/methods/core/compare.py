@@ -1,7 +1,8 @@
 """One method, one config, several values of one setting (an agent, a goal source ...) and several seeds:
 one resumable run each, then ``comparison.md`` and ``comparison.png`` with the method's curves (mean ± std
 over seeds) per value. ``textagents method compare METHOD CONFIG --out DIR --vary KEY=V1,V2 --seeds 0 1``;
-the same command again skips finished runs and resumes unfinished ones."""
+the same command again skips finished runs and resumes unfinished ones (with a larger ``iterations``, it
+extends the finished ones)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import yaml
 
 from textagents.bench.store import write_text_atomic
 from textagents.methods.core.config import ConfigError, load_config
+from textagents.methods.core.run_dir import RunDir
 from textagents.methods.registry import method_class
 
 
@@ -58,12 +60,12 @@ def run_comparison(
             name = f"{key}={value}_seed{seed}"
             path = configs / f"{name}.yaml"
             path.write_text(yaml.safe_dump({**base, key: value, "seed": seed}, sort_keys=False))
-            load_config(cls.config_class, path)  # every config checked before anything runs
-            runs.append((name, path))
-    for name, path in runs:
+            iterations = load_config(cls.config_class, path).iterations  # every config checked first
+            runs.append((name, path, iterations))
+    for name, path, iterations in runs:
         run_dir = out / name
-        if (run_dir / "report.md").is_file():
-            continue  # finished
+        if (run_dir / "report.md").is_file() and RunDir(run_dir).recorded()["config"]["iterations"] >= iterations:
+            continue  # finished (a larger `iterations` extends it)
         resume = any((run_dir / "checkpoints").glob("iter_*"))
         run_method(method, path, run_dir, resume=resume, llm=llm, progress=progress)
     return write_comparison(out, method, key, values, seeds)

@@ -12,7 +12,9 @@ report.md, *.png   written at the end
 
 A run is created only in an empty (or new) folder. ``resume`` needs the same config (it names the keys that
 differ otherwise) and a checkpoint; it drops the metrics lines logged after that checkpoint, so no iteration
-is counted twice, and the run continues from the checkpoint's iteration.
+is counted twice, and the run continues from the checkpoint's iteration. Only ``iterations`` may change: a
+larger value extends the run (a finished one too: training goes on from its last checkpoint, and
+``config.json`` records the new length under ``extended``), a value below the checkpoint's is refused.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ LLM_CALLS_FILE = "llm_calls.jsonl"
 CHECKPOINTS = "checkpoints"
 STATE_FILE = "state.json"
 TENSORS_FILE = "tensors.safetensors"
+EXTENDABLE = "iterations"  # the one setting a resume may change (upwards: see RunDir.resume)
 
 
 class RunDirError(RuntimeError):
@@ -95,7 +98,7 @@ class RunDir:
             raise RunDirError(f"{self.path} is a {recorded['method']!r} run, not {method!r}")
         old = recorded["config"]
         config = json.loads(json.dumps(config, default=to_json))  # as recorded: tuples are lists in JSON
-        differ = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+        differ = sorted(k for k in set(old) | set(config) if k != EXTENDABLE and old.get(k) != config.get(k))
         if differ:
             changes = ", ".join(f"{k}: {old.get(k)!r} -> {config.get(k)!r}" for k in differ)
             raise RunDirError(f"{self.path} was run with another config ({changes}); resume with the same one")
@@ -108,7 +111,23 @@ class RunDir:
             raise RunDirError(f"{self.path} has no checkpoint yet: nothing to resume; start it again in a new folder")
         kept = [r for r in self.metrics() if r.get("iteration", 0) <= checkpoint.iteration]
         write_text_atomic(self.metrics_path, "".join(json.dumps(r, default=to_json) + "\n" for r in kept))
+        self._record_length(config.get(EXTENDABLE), checkpoint.iteration)
         return checkpoint
+
+    def _record_length(self, iterations: int | None, reached: int) -> None:
+        recorded = self.recorded()
+        old = recorded["config"].get(EXTENDABLE)
+        if iterations is None or iterations == old:
+            return
+        if iterations < reached:
+            raise RunDirError(
+                f"{self.path} has reached iteration {reached}: iterations={iterations} would shorten it; "
+                f"pass iterations >= {reached}"
+            )
+        recorded["config"][EXTENDABLE] = iterations
+        extension = {"from": old, "to": iterations, "at_iteration": reached}
+        recorded.setdefault("extended", []).append({**extension, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+        write_json_atomic(self.path / CONFIG_FILE, recorded)
 
     # ------------------------------------------------------------------ metrics
     def log(self, record: dict[str, Any]) -> None:
