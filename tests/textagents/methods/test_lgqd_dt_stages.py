@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.textagents.methods.test_lgqd_describe import Scripted
+from tests.textagents.methods.test_lgqd_judge import GridScorer
 from textagents.cli import main
 from textagents.llm.record import RecordingBackend
 from textagents.methods.lgqd.artifacts import Pipeline
 from textagents.methods.lgqd.dataset import load_split
 from textagents.methods.lgqd.deploy_stage import POLICIES, load_deployments
 from textagents.methods.lgqd.describe import selected_items
-from textagents.methods.lgqd.judge import landmark_order_score, llm_judge
+from textagents.methods.lgqd.judge import expected_score_judge, landmark_order_score, llm_judge
 from textagents.methods.lgqd.judge_stage import mean_and_error, paired_differences
 
 SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "lgqd" / "smoke.yaml"
@@ -74,7 +76,6 @@ def split_pipeline(tmp_path_factory):
 
 
 def test_the_last_stages_end_to_end(split_pipeline, tmp_path, capsys):
-    import shutil
 
     out = tmp_path / "smoke"
     shutil.copytree(split_pipeline, out)
@@ -141,6 +142,17 @@ def test_the_last_stages_end_to_end(split_pipeline, tmp_path, capsys):
         judgements[-1]["deterministic"] is None
     )
     assert len((out / "llm_calls.jsonl").read_text().splitlines()) == len(records)
+
+    # the expected-score judge on the same deployments: score calls recorded, then replayed
+    scored_out = tmp_path / "expected"
+    shutil.copytree(out, scored_out, ignore=shutil.ignore_patterns("judge", "llm_calls.jsonl"))
+    certain = [-50.0] * 10 + [0.0]  # all the mass on "1.0"
+    expected_calls = tmp_path / "expected_calls.jsonl"
+    expected_score_judge(RecordingBackend(GridScorer([certain] * len(records)), expected_calls), cases)
+    replay = ("--llm-replay", str(expected_calls), "--judge-scoring", "expected")
+    scored = _stage(capsys, "judge", str(scored_out), "--no-progress", *replay)
+    assert scored["judge_scoring"] == "expected" and scored["cases"] == len(records)
+    assert all(p["llm"]["mean"] == pytest.approx(1.0) and p["llm_unparsed"] == 0 for p in scored["policies"].values())
 
     report = _stage(capsys, "report", str(out))
     text = (out / "report" / "report.md").read_text()

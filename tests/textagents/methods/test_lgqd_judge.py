@@ -13,7 +13,9 @@ from scipy import stats
 import textenvs  # noqa: F401  (registers the ids)
 from textagents.llm.accounting import TokenUsage
 from textagents.methods.lgqd.judge import (
+    SCORE_GRID,
     SYSTEM,
+    expected_score_judge,
     judge_agreement,
     judge_prompt,
     landmark_order_score,
@@ -137,6 +139,35 @@ def test_the_llm_judge_sends_description_and_simplified_annotation_and_parses_an
     assert prompt.rstrip().endswith("score==<number>.")
     assert "- fan, (60, 140), red" in prompt  # the fan at map pixel (60, 60), y flipped, on the red tile
     assert "pink   | gray   | white" in prompt
+
+
+class GridScorer:
+    """Scores the expected-score judge's grid: log-weights given per case, the contexts kept."""
+
+    model_name = "grid-scorer"
+
+    def __init__(self, rows):
+        self.rows, self.contexts, self.candidates, self.usage = list(rows), [], [], TokenUsage()
+
+    def score(self, contexts, candidates):
+        self.contexts += contexts
+        self.candidates += candidates
+        return [self.rows.pop(0) for _ in contexts]
+
+
+def test_the_expected_score_judge_weighs_the_grid_by_the_llms_probabilities():
+    peaked = [0.0] * 11
+    peaked[7] = 50.0  # all the mass on "0.7"
+    two = [-1e9] * 11
+    two[2], two[8] = np.log(3.0), 0.0  # "0.2" three times as likely as "0.8": 0.75 * 0.2 + 0.25 * 0.8
+    scorer = GridScorer([peaked, two])
+    cases = [("Stop on the fan.", TRAJECTORY), ("Go to the sofa.", TRAJECTORY[:1])]
+    judgements = expected_score_judge(scorer, cases)
+    assert judgements[0].score == pytest.approx(0.7) and judgements[1].score == pytest.approx(0.35)
+    assert scorer.candidates[0] == list(SCORE_GRID) and len({len(g) for g in SCORE_GRID}) == 1
+    assert scorer.contexts[0].startswith(SYSTEM) and scorer.contexts[0].endswith("\nscore==")
+    assert judge_prompt(*cases[1]) in scorer.contexts[1]
+    assert "0.2: 0.750" in judgements[1].answer
 
 
 def test_the_prompt_follows_the_layout_it_is_given():

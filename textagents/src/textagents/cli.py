@@ -398,7 +398,9 @@ def _lgqd_stage(args: argparse.Namespace) -> int:
         "cluster-actions": lambda: run_cluster_actions(args.out),
         "train-dt": lambda: run_train_dt(args.out),
         "deploy": lambda: run_deploy(args.out, progress=not args.no_progress),
-        "judge": lambda: run_judge(args.out, _llm_choice(args), progress=not args.no_progress),
+        "judge": lambda: run_judge(
+            args.out, _llm_choice(args), progress=not args.no_progress, scoring=args.judge_scoring
+        ),
         "report": lambda: run_report(args.out),
     }
     try:
@@ -441,6 +443,13 @@ def _add_lgqd(commands: argparse._SubParsersAction) -> None:
             stage.add_argument("--no-progress", action="store_true", help="no progress bar")
         if name in ("describe", "judge"):
             _add_llm_options(stage)
+        if name == "judge":
+            stage.add_argument(
+                "--judge-scoring",
+                choices=["generate", "expected"],
+                help="the LLM judge's answer with a score== line (the original's), or the expected score over "
+                "0.0 ... 1.0 under the LLM's scores (always a number); default: the config's judge_scoring",
+            )
         stage.set_defaults(run=_lgqd_stage)
 
 

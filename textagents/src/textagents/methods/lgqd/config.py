@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from textagents.methods.core.config import MethodConfig
 from textagents.methods.lgqd.deploy import STRATEGIES
 from textagents.methods.lgqd.dt import DTSettings
+from textagents.methods.lgqd.judge import JUDGE_SCORINGS
 
 DESCRIBERS = ("llm", "template")
 OUTPUT_ACTIVATIONS = ("identity", "tanh")
@@ -41,7 +42,9 @@ class LGQDConfig(MethodConfig):
     ``horizon``); ``iterations`` optimizer steps on ``device``, validated every ``eval_every``. Deployed
     from each test description (the first ``deploy_items``; ``None``: all) for ``deploy_trials`` trials
     choosing clusters by ``deploy_strategy``; judged by the deterministic judge and by ``judge_model``
-    (``None``: ``model``) with at most ``judge_max_tokens`` a judgement, ``judge_batch`` cases a call.
+    (``None``: ``model``) with at most ``judge_max_tokens`` a judgement, ``judge_batch`` cases a call;
+    ``judge_scoring``: ``generate`` (the original: the LLM answers, the last ``score==`` line is the score)
+    or ``expected`` (the same prompt scored: the expected score over 0.0 ... 1.0, ``judge.py``).
     """
 
     env_id: str = "Fastsim-Text-Household-v0"
@@ -89,6 +92,7 @@ class LGQDConfig(MethodConfig):
     judge_model: str | None = None
     judge_max_tokens: int = 1024
     judge_batch: int = 8
+    judge_scoring: str = "generate"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -115,6 +119,8 @@ class LGQDConfig(MethodConfig):
         self.dt_settings()  # checks the dt_* keys
         if self.deploy_items is not None and self.deploy_items < 1:
             raise ValueError(f"deploy_items must be >= 1 or null (every test item), got {self.deploy_items}")
+        if self.judge_scoring not in JUDGE_SCORINGS:
+            raise ValueError(f"judge_scoring must be one of {list(JUDGE_SCORINGS)}, got {self.judge_scoring!r}")
         if self.deploy_strategy not in STRATEGIES:
             raise ValueError(f"deploy_strategy must be one of {list(STRATEGIES)}, got {self.deploy_strategy!r}")
         if self.describe_items is not None and self.describe_items < 1:

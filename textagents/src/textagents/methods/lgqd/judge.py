@@ -23,7 +23,11 @@ and tile), then the description after ``[DESCR]`` and the simplified annotation 
 (semantics as the list of phrases, the tile's colour only, positions to 0.1, as the original sends them),
 questions on what was asked and what was reached, a reasoning step, and a final ``score==X`` line. The
 score is the last ``score==`` number of the answer, clamped to [0, 1]; an answer without one is counted as
-unparsed (``None``).
+unparsed (``None``). ``expected_score_judge`` is the same prompt scored instead of answered (G-Eval's
+probability-weighted score, Liu et al. 2023): after the prompt comes ``score==``, the LLM scores each of
+``SCORE_GRID`` (0.0, 0.1 ... 1.0) as a continuation, and the judgement is the grid's expectation under the
+softmax of those scores. It always gives a number, so a small model that never writes the ``score==`` line
+still judges; it skips the reasoning parts.
 """
 
 from __future__ import annotations
@@ -241,6 +245,28 @@ def llm_judge(
         for d, a in cases
     ]
     return [parse_score(answer) for answer in chat_batch(backend, conversations, **{**SAMPLING, **sampling})]
+
+
+#: The scores the expected-score judge weighs: the same number of characters each, so that no score is
+#: favoured for being shorter.
+SCORE_GRID = tuple(f"{tenths / 10:.1f}" for tenths in range(11))
+JUDGE_SCORINGS = ("generate", "expected")
+
+
+def expected_score_judge(
+    backend: LLMBackend, cases: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], layout: Layout | None = None
+) -> list[LLMJudgement]:
+    """The expected score of each case (module docstring); the judgement's answer lists the grid's
+    probabilities."""
+    contexts = [f"{SYSTEM}\n\n{judge_prompt(d, a, layout)}\nscore==" for d, a in cases]
+    judgements = []
+    for scores in backend.score(contexts, [list(SCORE_GRID)] * len(contexts)):
+        weights = [math.exp(s - max(scores)) for s in scores]
+        probabilities = [w / sum(weights) for w in weights]
+        expected = sum(p * float(g) for p, g in zip(probabilities, SCORE_GRID, strict=True))
+        answer = "expected over " + ", ".join(f"{g}: {p:.3f}" for g, p in zip(SCORE_GRID, probabilities, strict=True))
+        judgements.append(LLMJudgement(answer, expected))
+    return judgements
 
 
 # ---------------------------------------------------------------------- agreement

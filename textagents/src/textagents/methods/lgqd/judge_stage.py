@@ -20,7 +20,13 @@ from textagents.jsonl import append_records
 from textagents.methods.core.runner import LLMChoice, _llm_factory
 from textagents.methods.lgqd.artifacts import Pipeline
 from textagents.methods.lgqd.deploy_stage import POLICIES, load_deployments, records_by_case
-from textagents.methods.lgqd.judge import judge_agreement, landmark_order_score, llm_judge
+from textagents.methods.lgqd.judge import (
+    LLMJudgement,
+    expected_score_judge,
+    judge_agreement,
+    landmark_order_score,
+    llm_judge,
+)
 
 STAGE = "judge"
 JUDGEMENTS = "judgements.jsonl"
@@ -82,12 +88,17 @@ def load_judgements(pipeline: Pipeline) -> list[dict[str, Any]]:
     return list(records_by_case(pipeline.require(STAGE, JUDGEMENTS)).values())
 
 
-def run_judge(out: str | Path, llm: LLMChoice | None = None, progress: bool = True) -> dict[str, Any]:
-    """Judge every deployment not judged yet; ``llm`` overrides the config's judge (or replays)."""
+def run_judge(
+    out: str | Path, llm: LLMChoice | None = None, progress: bool = True, scoring: str | None = None
+) -> dict[str, Any]:
+    """Judge every deployment not judged yet; ``llm`` overrides the config's judge (or replays), ``scoring``
+    its ``judge_scoring`` (the config is recorded when the archive starts: a judge can be chosen later)."""
     pipeline = Pipeline(out)
     llm = llm or LLMChoice()
     config = pipeline.config()
-    config = dataclasses.replace(config, model=config.judge_model or config.model)
+    config = dataclasses.replace(
+        config, model=config.judge_model or config.model, judge_scoring=scoring or config.judge_scoring
+    )
     config = dataclasses.replace(config, **{k: v for k, v in llm.config_overrides().items() if v is not None})
     uses_llm = config.model is not None or llm.replay is not None
     backend = _llm_factory(config, pipeline.run, llm) if uses_llm else None
@@ -99,7 +110,12 @@ def run_judge(out: str | Path, llm: LLMChoice | None = None, progress: bool = Tr
     for start in range(0, len(missing), config.judge_batch):
         batch = missing[start : start + config.judge_batch]
         cases = [(d["description"], d["annotation"]) for d in batch]
-        verdicts = llm_judge(backend(), cases, max_tokens=config.judge_max_tokens) if backend else [None] * len(batch)
+        if backend is None:
+            verdicts: list[LLMJudgement | None] = [None] * len(batch)
+        elif config.judge_scoring == "expected":
+            verdicts = list(expected_score_judge(backend(), cases))
+        else:
+            verdicts = list(llm_judge(backend(), cases, max_tokens=config.judge_max_tokens))
         append_records(
             path,
             [
@@ -118,6 +134,6 @@ def run_judge(out: str | Path, llm: LLMChoice | None = None, progress: bool = Tr
         bar.update(len(batch))
     bar.close()
     judge_name = (config.model or backend().model_name) if backend else None  # a replay names its model
-    summary = summarise(list(records_by_case(path).values()), judge_name)
+    summary = summarise(list(records_by_case(path).values()), judge_name) | {"judge_scoring": config.judge_scoring}
     write_json_atomic(pipeline.stage(STAGE) / "judge.json", summary)
     return summary
