@@ -11,29 +11,23 @@ first, then its last checkpoint, score the same states with the run's own prompt
 from __future__ import annotations
 
 import argparse
-import json
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from zero_shot_policy import expert_states, policy_summary
 
 from textagents.bench.store import write_json_atomic, write_text_atomic
+from textagents.methods.core.config import config_from_dict
 from textagents.methods.core.run_dir import RunDir
 from textagents.methods.glam.config import GlamConfig
 from textagents.methods.glam.episodes import EVAL_SEED_OFFSET
 from textagents.methods.glam.llm_learner import LLMLearner
 
 
-def run_config(run: Path) -> GlamConfig:
-    known = {f.name for f in fields(GlamConfig)}
-    recorded = json.loads((run / "config.json").read_text())["config"]
-    return GlamConfig(**{k: v for k, v in recorded.items() if k in known})
-
-
 def shift(run: Path, episodes: int) -> dict[str, Any]:
-    config = run_config(run)
-    checkpoint = RunDir(run).load_checkpoint()
+    recorded = RunDir(run)
+    config = config_from_dict(GlamConfig, recorded.recorded()["config"], str(run / "config.json"))
+    checkpoint = recorded.load_checkpoint()
     if checkpoint is None:
         raise SystemExit(f"{run} has no checkpoint: nothing trained to compare")
     states = expert_states(config.env_id, episodes, EVAL_SEED_OFFSET, config.prompt_observations)

@@ -37,7 +37,7 @@ def expert_states(env_id: str, episodes: int, first_seed: int, prompt_observatio
     ``episodes`` episodes from ``first_seed`` on."""
     env = gym.make(env_id)
     expert = env.unwrapped.expert()
-    prompt = GlamPrompt(prompt_observations, prompt_observations - 1)
+    prompt = GlamPrompt(prompt_observations)
     states = []
     for episode in range(episodes):
         obs, info = env.reset(seed=first_seed + episode)

@@ -52,13 +52,14 @@ def mission_of(obs: Any) -> str:
 
 class GlamPrompt:
     """GLAM's BabyAI-Text prompt (Carta et al. 2023), exactly: the possible actions, the goal, then the last
-    3 observations (GLAM's description lists) and the 2 actions between them, ending with ``Action i: ``."""
+    3 observations (GLAM's description lists) and the 2 actions between them, ending with ``Action i: ``.
+    ``actions`` defaults to the ones between the ``observations`` shown."""
 
     candidate_prefix = ""
 
-    def __init__(self, observations: int = 3, actions: int = 2):
+    def __init__(self, observations: int = 3, actions: int | None = None):
         self.observations: deque[list[str]] = deque(maxlen=observations)
-        self.actions: deque[str] = deque(maxlen=actions)
+        self.actions: deque[str] = deque(maxlen=observations - 1 if actions is None else actions)
 
     def reset(self, obs: Any, info: dict[str, Any]) -> None:
         self.observations.clear()

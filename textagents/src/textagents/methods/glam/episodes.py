@@ -32,7 +32,7 @@ class Episodes:
     def __init__(self, env_id: str, count: int, max_steps: int | None, first_seed: int, prompt_observations: int = 3):
         kwargs = {"max_steps": max_steps} if max_steps is not None else {}
         self.envs = [gym.make(env_id, **kwargs) for _ in range(count)]
-        self.prompts = [GlamPrompt(prompt_observations, prompt_observations - 1) for _ in range(count)]
+        self.prompts = [GlamPrompt(prompt_observations) for _ in range(count)]
         self.next_seed = first_seed
         self.seeds = [0] * count
         self.commands: list[list[str]] = [[] for _ in range(count)]

@@ -261,8 +261,10 @@ def expected_score_judge(
     contexts = [f"{SYSTEM}\n\n{judge_prompt(d, a, layout)}\nscore==" for d, a in cases]
     judgements = []
     for scores in backend.score(contexts, [list(SCORE_GRID)] * len(contexts)):
-        weights = [math.exp(s - max(scores)) for s in scores]
-        probabilities = [w / sum(weights) for w in weights]
+        top = max(scores)
+        weights = [math.exp(s - top) for s in scores]
+        total = sum(weights)
+        probabilities = [w / total for w in weights]
         expected = sum(p * float(g) for p, g in zip(probabilities, SCORE_GRID, strict=True))
         answer = "expected over " + ", ".join(f"{g}: {p:.3f}" for g, p in zip(SCORE_GRID, probabilities, strict=True))
         judgements.append(LLMJudgement(answer, expected))

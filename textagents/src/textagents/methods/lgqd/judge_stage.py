@@ -111,11 +111,11 @@ def run_judge(
         batch = missing[start : start + config.judge_batch]
         cases = [(d["description"], d["annotation"]) for d in batch]
         if backend is None:
-            verdicts: list[LLMJudgement | None] = [None] * len(batch)
+            verdicts: Sequence[LLMJudgement | None] = [None] * len(batch)
         elif config.judge_scoring == "expected":
-            verdicts = list(expected_score_judge(backend(), cases))
+            verdicts = expected_score_judge(backend(), cases)
         else:
-            verdicts = list(llm_judge(backend(), cases, max_tokens=config.judge_max_tokens))
+            verdicts = llm_judge(backend(), cases, max_tokens=config.judge_max_tokens)
         append_records(
             path,
             [
