@@ -98,3 +98,18 @@ def test_an_llm_goal_source_runs_and_replays_exactly(tmp_path, tiny_models):
     assert first["completion_tokens"] == sum(u["completion_tokens"] for u in usage)
     run_method("ellm", config, replayed, llm=LLMChoice(replay=str(calls)), progress=False)
     assert _records(replayed) == _records(recorded)
+
+
+@pytest.mark.parametrize(
+    ("goal_source", "env_reward", "adds"),
+    [("none", None, True), ("none", False, False), ("oracle", None, False), ("oracle", True, True)],
+)
+def test_env_reward_decides_whether_training_adds_the_env_reward(tmp_path, goal_source, env_reward, adds):
+    from textagents.methods.core.config import load_config
+    from textagents.methods.core.method import RunContext
+    from textagents.methods.ellm.config import EllmConfig
+    from textagents.methods.ellm.method import EllmMethod
+
+    config = load_config(EllmConfig, SMOKE, {"goal_source": goal_source, "env_reward": env_reward})
+    method = EllmMethod(config, RunContext(tmp_path, lambda: pytest.fail("no LLM")))
+    assert config.adds_env_reward is adds and method.env.keep_env_reward is adds

@@ -232,3 +232,13 @@ def test_the_report_is_written_again_from_the_metrics(tmp_path, capsys):
     assert (out / "report.md").read_text() == first
     assert main(["method", "report", "llm_personalize", str(out)]) == 2  # an example run
     assert "is a 'example' run" in capsys.readouterr().err
+
+
+def test_compare_set_changes_the_config_of_every_run(tmp_path):
+    out = tmp_path / "cmp"
+    command = ["method", "compare", "example", str(SMOKE), "--out", str(out), "--vary", "learning_rate=0.5,0.25"]
+    assert main([*command, "--set", "iterations=2", "--set", "eval_every=1", "--no-progress"]) == 0
+    for value in ("0.5", "0.25"):
+        recorded = json.loads((out / f"learning_rate={value}_seed0" / "config.json").read_text())["config"]
+        assert (recorded["iterations"], recorded["eval_every"], recorded["learning_rate"]) == (2, 1, float(value))
+    assert main([*command, "--set", "iterations"]) == 2

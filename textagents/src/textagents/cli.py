@@ -281,7 +281,7 @@ def _method_run(args: argparse.Namespace) -> int:
 
 
 def _method_compare(args: argparse.Namespace) -> int:
-    from textagents.methods.core.compare import parse_vary, run_comparison
+    from textagents.methods.core.compare import parse_setting, parse_vary, run_comparison
 
     key, values = parse_vary(args.vary)
     path = run_comparison(
@@ -293,6 +293,7 @@ def _method_compare(args: argparse.Namespace) -> int:
         args.seeds,
         llm=_llm_choice(args),
         progress=not args.no_progress,
+        settings=dict(parse_setting(text) for text in args.set or []),
     )
     print(json.dumps({"comparison": str(path)}))
     return 0
@@ -347,6 +348,9 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--out", required=True, help="a folder for the runs and comparison.md / comparison.png")
     compare.add_argument("--vary", required=True, help="KEY=VALUE1,VALUE2,...: the setting compared")
     compare.add_argument("--seeds", nargs="+", type=int, default=[0], help="the seeds of each value (default: 0)")
+    compare.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="change a setting of the config for every run (repeatable)"
+    )
     compare.add_argument("--no-progress", action="store_true", help="no progress bars")
     _add_llm_options(compare)
     compare.set_defaults(run=_method_compare)

@@ -1,8 +1,8 @@
 """One method, one config, several values of one setting (an agent, a goal source ...) and several seeds:
 one resumable run each, then ``comparison.md`` and ``comparison.png`` with the method's curves (mean ± std
-over seeds) per value. ``textagents method compare METHOD CONFIG --out DIR --vary KEY=V1,V2 --seeds 0 1``;
-the same command again skips finished runs and resumes unfinished ones (with a larger ``iterations``, it
-extends the finished ones)."""
+over seeds) per value. ``textagents method compare METHOD CONFIG --out DIR --vary KEY=V1,V2 --seeds 0 1``
+(``--set KEY=VALUE`` changes a setting of the config for every run); the same command again skips finished
+runs and resumes unfinished ones (with a larger ``iterations``, it extends the finished ones)."""
 
 from __future__ import annotations
 
@@ -46,11 +46,12 @@ def run_comparison(
     seeds: Sequence[int],
     llm: Any = None,
     progress: bool = True,
+    settings: dict[str, Any] | None = None,
 ) -> Path:
     from textagents.methods.core.runner import run_method
 
     cls = method_class(method)
-    base = yaml.safe_load(Path(config_path).read_text()) or {}
+    base = {**(yaml.safe_load(Path(config_path).read_text()) or {}), **(settings or {})}
     out = Path(out)
     configs = out / "configs"
     configs.mkdir(parents=True, exist_ok=True)

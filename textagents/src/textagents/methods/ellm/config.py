@@ -13,13 +13,14 @@ GOAL_SOURCES = ("none", "uniform", "oracle", "llm")
 @dataclass(frozen=True)
 class EllmConfig(MethodConfig):
     """Each iteration plays ``frames_per_iteration`` frames of ``env_id`` with the DQN agent rewarded by
-    ELLM's intrinsic reward for the goals of ``goal_source`` (``none``: the env's own reward, the paper's
-    no-intrinsic baseline; ``uniform``; ``oracle``: SimpleOracle; ``llm``: the run's model, with the prompt
-    of ``prompt_source``: ``ours`` or the ``original``'s, downloaded, answers cut at ``llm_max_tokens``: the
-    original's 200), at similarity
-    ``threshold``; ``goal_conditioned`` adds the goals' embedding to the agent's input. DQN: the paper's
-    settings (``learning_rate``, ``n_steps``, ...). Evaluation: ``eval_episodes`` episodes at
-    ``eval_epsilon``, counting achievements."""
+    ELLM's intrinsic reward for the goals of ``goal_source`` (``none``: no goals; ``uniform``; ``oracle``:
+    SimpleOracle; ``llm``: the run's model, with the prompt of ``prompt_source``: ``ours`` or the
+    ``original``'s, downloaded, answers cut at ``llm_max_tokens``: the original's 200), at similarity
+    ``threshold``; ``env_reward`` (the original's ``env_spec.env_reward``) adds the env's own reward
+    (achievement unlocks) to it: ``None`` adds it for ``none`` only (the task-reward reference), ``false``
+    with ``none`` is pretraining with no reward at all; ``goal_conditioned`` adds the goals' embedding to the
+    agent's input. DQN: the paper's settings (``learning_rate``, ``n_steps``, ...). Evaluation:
+    ``eval_episodes`` episodes at ``eval_epsilon``, counting achievements."""
 
     env_id: str = "Crafter-Text-ELLM-v0"
     goal_source: str = "llm"
@@ -27,6 +28,7 @@ class EllmConfig(MethodConfig):
     llm_max_tokens: int = 200
     uniform_goals: int = 5
     threshold: float = 0.85
+    env_reward: bool | None = None
     goal_conditioned: bool = False
     frames_per_iteration: int = 10_000
     learning_rate: float = 6.25e-5
@@ -40,6 +42,10 @@ class EllmConfig(MethodConfig):
     epsilon_frames: int = 100_000
     eval_episodes: int = 10
     eval_epsilon: float = 0.05
+
+    @property
+    def adds_env_reward(self) -> bool:
+        return self.goal_source == "none" if self.env_reward is None else self.env_reward
 
     def __post_init__(self) -> None:
         super().__post_init__()

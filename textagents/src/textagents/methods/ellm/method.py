@@ -78,7 +78,7 @@ class EllmMethod(Method):
     @property
     def env(self) -> EllmReward:
         if self._train_env is None:
-            self._train_env = self._env(keep_env_reward=self.config.goal_source == "none")
+            self._train_env = self._env(keep_env_reward=self.config.adds_env_reward)
         return self._train_env
 
     def _make_source(self) -> GoalSource:
