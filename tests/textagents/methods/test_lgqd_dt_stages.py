@@ -159,3 +159,19 @@ def test_the_last_stages_end_to_end(split_pipeline, tmp_path, capsys):
     assert set(report["figures"]) == {"agreement.png", "archive.png", "scores.png", "training.png", "trajectories.png"}
     assert "| dt | 3 |" in text and "| random-archive | 3 |" in text and "not shown here" in text
     assert f"Judge: `scripted`. {judged['agreement']['pairs']} cases scored by both" in text
+
+
+def test_train_dt_trains_the_same_policy_whatever_torchs_generator_held_before(split_pipeline, tmp_path, capsys):
+    import torch
+    from safetensors.torch import load_file
+
+    policies = []
+    for state in (1, 2):
+        out = tmp_path / f"pipeline{state}"
+        shutil.copytree(split_pipeline, out)
+        _stage(capsys, "cluster-actions", str(out))
+        torch.manual_seed(state)  # as another process, or earlier work in this one, would leave it
+        _stage(capsys, "train-dt", str(out))
+        policies.append(load_file(out / "train-dt" / "dt" / "policy.safetensors"))
+    assert policies[0].keys() == policies[1].keys()
+    assert all(torch.equal(policies[0][name], policies[1][name]) for name in policies[0])

@@ -11,6 +11,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from textagents.methods.core.run_dir import RunDir
 from textagents.methods.lgqd.artifacts import Pipeline, PipelineError
 from textagents.methods.lgqd.cluster_stage import load_clusters
@@ -58,6 +60,7 @@ def run_train_dt(out: str | Path) -> dict[str, Any]:
     if not (folder / TOKENIZER / "tokenizer.json").is_file():
         make_tokenizer(folder / TOKENIZER, train.descriptions, config.tokenizer_vocab)
     tokenizer = load_tokenizer(pipeline)
+    torch.manual_seed(config.seed)  # the initial weights are drawn from torch's global generator
     model = DecisionTransformer(config.dt_settings(), len(tokenizer), clusters)
     trainer = DTTrainer(
         model, tokenizer, clusters, dt_episodes(train), dt_episodes(val), seed=config.seed, device=config.device
