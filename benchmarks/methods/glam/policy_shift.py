@@ -25,9 +25,9 @@ from textagents.methods.glam.llm_learner import LLMLearner
 
 
 def shift(run: Path, episodes: int) -> dict[str, Any]:
-    recorded = RunDir(run)
-    config = config_from_dict(GlamConfig, recorded.recorded()["config"], str(run / "config.json"))
-    checkpoint = recorded.load_checkpoint()
+    run_dir = RunDir(run)
+    config = config_from_dict(GlamConfig, run_dir.recorded()["config"], str(run / "config.json"))
+    checkpoint = run_dir.load_checkpoint()
     if checkpoint is None:
         raise SystemExit(f"{run} has no checkpoint: nothing trained to compare")
     states = expert_states(config.env_id, episodes, EVAL_SEED_OFFSET, config.prompt_observations)
