@@ -165,6 +165,25 @@ def test_label_agreement_on_scripted_labels(tmp_path):
     assert restored.potential()(obs, {"action": 1}) == pytest.approx(knowledge.potential()(obs, {"action": 1}))
 
 
+def test_the_env_labeller_labels_by_the_envs_progress_without_asking_the_llm(tmp_path):
+    config = BKConfig(
+        shaping="pref", pref_labeller="env", pref_pairs=24, pref_epochs=30, pref_layers=1, pref_width=16, seed=3
+    )
+    knowledge = PrefKnowledge(config, tmp_path, lambda: pytest.fail("the env labeller asks no LLM"))
+    metrics = knowledge.label()
+    steps = random_steps(config.env_id, 2 * config.pref_pairs, config.seed)
+    truth = [env_preference(a, b) for a, b in zip(steps[:24], steps[24:], strict=True)]
+    rows = [json.loads(line) for line in (tmp_path / "preferences.jsonl").read_text().splitlines()]
+    assert [row["label"] for row in rows] == [EQUAL if t is None else t for t in truth]
+    assert metrics["pref/label_agreement"] == 1.0 and metrics["pref/unparsed"] == 0
+    assert metrics["pref_trained"] == 1.0 and metrics["pref/scorer_agreement"] > 0.5
+
+
+def test_an_unknown_labeller_is_refused_with_the_valid_ones():
+    with pytest.raises(ValueError, match=r"pref_labeller must be one of \['llm', 'env'\], got 'human'"):
+        BKConfig(shaping="pref", pref_labeller="human")
+
+
 def test_without_a_decisive_label_there_is_no_scorer(tmp_path):
     config = BKConfig(shaping="pref", pref_pairs=2)
     knowledge = PrefKnowledge(config, tmp_path, lambda: Scripted(["[Rank] A = B", "no idea"]))

@@ -8,6 +8,7 @@ from textagents.methods.core.config import MethodConfig
 from textagents.methods.core.original_prompts import PROMPT_SOURCES
 
 SHAPINGS = ("none", "code", "goal", "pref")
+PREF_LABELLERS = ("llm", "env")
 #: BK-Goal's similarity threshold for all-MiniLM-L6-v2 (the paper's 0.85 was for bert-small):
 #: ``benchmarks/methods/bk/calibrate_goal_threshold.py`` on real BabyAI-Text captions.
 GOAL_THRESHOLD = 0.6
@@ -31,6 +32,8 @@ class BKConfig(MethodConfig):
       policy; a transformer (``pref_layers`` layers of width ``pref_width``, snippets cut at
       ``pref_max_tokens`` words) is trained on them for ``pref_epochs`` epochs (Adam, ``pref_learning_rate``)
       with a Bradley-Terry loss and the original's label smoothing ``pref_smoothing``; its score is Φ.
+      ``pref_labeller: env`` labels the same pairs by the env's own progress signal instead of the LLM (an
+      oracle control: BK-Pref with labels that are right, as SimpleOracle is for ELLM).
 
     Shaping: ``gamma``, ``reward_scale``, ``terminal`` (``original`` or ``masked``). Each iteration trains on
     ``frames_per_iteration`` frames; evaluation: ``eval_episodes``, success = return > 0."""
@@ -51,6 +54,7 @@ class BKConfig(MethodConfig):
     pref_max_tokens: int = 64
     pref_learning_rate: float = 1e-3
     pref_smoothing: float = 0.3
+    pref_labeller: str = "llm"
     terminal: str = "original"
     reward_scale: float = 10.0
     gamma: float = 0.99
@@ -69,6 +73,8 @@ class BKConfig(MethodConfig):
             raise ValueError(f"prompt_source must be one of {list(PROMPT_SOURCES)}, got {self.prompt_source!r}")
         if self.shaping not in SHAPINGS:
             raise ValueError(f"shaping must be one of {list(SHAPINGS)}, got {self.shaping!r}")
+        if self.pref_labeller not in PREF_LABELLERS:
+            raise ValueError(f"pref_labeller must be one of {list(PREF_LABELLERS)}, got {self.pref_labeller!r}")
         if not 0 < self.goal_threshold <= 1:
             raise ValueError(f"goal_threshold must be in (0, 1], got {self.goal_threshold}")
         if not 0 <= self.pref_smoothing < 1:

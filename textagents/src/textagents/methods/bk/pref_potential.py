@@ -96,7 +96,8 @@ class PrefPotential:
 class PrefKnowledge(Knowledge):
     """BK-Pref: ``pref_pairs`` labelled pairs (``preferences.jsonl`` in the run: snippets, answer, label, the
     env's preference), the scorer trained on them (its weights in checkpoints), its score as Φ. With no
-    decisive label there is no scorer and the run is PPO alone (``pref_trained: 0``)."""
+    decisive label there is no scorer and the run is PPO alone (``pref_trained: 0``). The labels are the
+    LLM's, or with ``pref_labeller: env`` the env's preference (equal where it has none; no LLM asked)."""
 
     def __init__(self, config: BKConfig, run_dir: Path, llm: Callable[[], LLMBackend]):
         super().__init__(config, run_dir, llm)
@@ -126,13 +127,15 @@ class PrefKnowledge(Knowledge):
         config = self.config
         steps = random_steps(config.env_id, 2 * config.pref_pairs, config.seed)
         pairs = list(zip(steps[: config.pref_pairs], steps[config.pref_pairs :], strict=True))
-        labels = label_pairs(
-            self.llm(),
-            family_name(config.env_id),
-            [(step_snippet(a), step_snippet(b)) for a, b in pairs],
-            prompt_source=config.prompt_source,
-        )
+        snippets = [(step_snippet(a), step_snippet(b)) for a, b in pairs]
         truth = [env_preference(a, b) for a, b in pairs]
+        if config.pref_labeller == "env":
+            labels = [
+                PreferenceLabel(a, b, "", EQUAL if env is None else env)
+                for (a, b), env in zip(snippets, truth, strict=True)
+            ]
+        else:
+            labels = label_pairs(self.llm(), family_name(config.env_id), snippets, prompt_source=config.prompt_source)
         self._write(labels, truth)
         given = [row.label for row in labels]
         label_agreement, agreement_pairs = agreement(given, truth)
