@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -190,3 +191,32 @@ def test_a_potential_from_code_file_is_tried_in_the_sandbox_and_needs_no_llm(tmp
         with pytest.raises((ValueError, FileNotFoundError), match=error):
             method.knowledge.label()
         method.close()
+
+
+def test_a_checkpoint_keeps_adams_moments_and_the_generators_and_a_resumed_run_starts_new_episodes(tmp_path):
+    config = _smoke(tmp_path, "none")
+    out = tmp_path / "run"
+    run_method("bk", config, out, llm=LLMChoice(replay=str(tmp_path / "no-calls.jsonl")), progress=False)
+    checkpoint = RunDir(out).load_checkpoint()
+    saved = {k[len("adam.") :]: v for k, v in checkpoint.tensors.items() if k.startswith("adam.")}
+    assert saved, "the checkpoint keeps PPO's optimizer state"
+
+    torch.manual_seed(123)
+    np.random.seed(123)
+    method = BKMethod(load_config(BKConfig, config), RunContext(out, lambda: pytest.fail("no LLM")))
+    method.restore(checkpoint)
+    moments = method.model.policy.optimizer.state_dict()["state"]
+    for name, value in saved.items():
+        index, key = name.split(".", 1)
+        assert torch.equal(torch.as_tensor(moments[int(index)][key]), value)
+    after_restore = (torch.rand(4), np.random.random(4))
+    torch.set_rng_state(checkpoint.tensors["torch_rng"])
+    position, has_gauss, cached = checkpoint.state["numpy_rng"]
+    keys = checkpoint.tensors["numpy_rng_keys"].numpy().astype(np.uint32)
+    np.random.set_state(("MT19937", keys, position, has_gauss, cached))
+    assert torch.equal(after_restore[0], torch.rand(4))
+    assert np.array_equal(after_restore[1], np.random.random(4))
+
+    first_seeds = list(range(method.config.seed, method.config.seed + method.config.envs))
+    assert method.model.get_env()._seeds != first_seeds  # not the first iteration's episodes again
+    method.close()

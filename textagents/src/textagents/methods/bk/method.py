@@ -7,8 +7,10 @@ SB3's PPO on ``frames_per_iteration`` frames of the env shaped by the knowledge'
 plays ``eval_episodes`` unshaped episodes (success: return > 0; on Crafter also the achievements per episode
 and the Crafter score). Logged: success, return, the labelling's metrics and the
 potential's counts (the sandbox's calls, failures and cost per call; goals matched; snippets scored). A
-checkpoint holds the policy's weights and the knowledge (code, goals, the scorer's weights); the envs'
-current episodes are not kept (a resumed run starts new ones).
+checkpoint holds the policy's weights, Adam's moments, torch's and numpy's generator states and the knowledge
+(code, goals, the scorer's weights); the envs' current episodes are not kept: a resumed run starts new ones,
+from seeds of its own (not the first iteration's again), so it continues the run in distribution, not
+step for step.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import torch
 
 import textenvs  # noqa: F401  (registers the ids)
 from textagents.methods.bk.code_potential import CodeKnowledge
@@ -27,6 +30,7 @@ from textagents.methods.bk.knowledge import Knowledge
 from textagents.methods.bk.pref_potential import PrefKnowledge
 from textagents.methods.bk.shaping import Potential, PotentialShaping
 from textagents.methods.core.method import Method, RunContext
+from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
 from textagents.methods.core.run_dir import Checkpoint
 
 EVAL_SEED_OFFSET = 1_000_000
@@ -63,14 +67,13 @@ class BKMethod(Method):
 
         return Monitor(self.family.observation(env))  # Monitor: each episode's (shaped) return for the metrics
 
-    def _build(self) -> None:
+    def _build(self, env_seed: int) -> None:
         from stable_baselines3 import PPO
         from stable_baselines3.common.vec_env import DummyVecEnv
 
         if self.knowledge is not None:
             self.potential = self.knowledge.potential()
         vec_env = DummyVecEnv([self._shaped_env for _ in range(self.config.envs)])
-        vec_env.seed(self.config.seed)
         self.model = PPO(
             "MultiInputPolicy",
             vec_env,
@@ -83,12 +86,13 @@ class BKMethod(Method):
             seed=self.config.seed,
             device="cpu",
         )
+        vec_env.seed(env_seed)  # after PPO, which seeds the envs with its own seed
 
     # ------------------------------------------------------------------ iterations
     def train_iteration(self, iteration: int) -> dict[str, Any]:
         labelled = self.knowledge.label() if iteration == 1 and self.knowledge is not None else {}
         if self.model is None:
-            self._build()
+            self._build(self.config.seed)
         self.model.learn(total_timesteps=self.config.frames_per_iteration, reset_num_timesteps=False)
         self.frames = int(self.model.num_timesteps)
         recent = list(self.model.ep_info_buffer)
@@ -130,7 +134,14 @@ class BKMethod(Method):
     # ------------------------------------------------------------------ checkpoints
     def checkpoint(self, iteration: int) -> Checkpoint:
         tensors = {f"policy.{k}": v.detach().clone() for k, v in self.model.policy.state_dict().items()}
-        state: dict[str, Any] = {"frames": self.frames}
+        tensors.update(optimizer_tensors(self.model.policy.optimizer, prefix="adam."))
+        tensors["torch_rng"] = torch.get_rng_state()
+        _, keys, position, has_gauss, cached_gauss = np.random.get_state()
+        tensors["numpy_rng_keys"] = torch.from_numpy(keys.astype(np.int64))
+        state: dict[str, Any] = {
+            "frames": self.frames,
+            "numpy_rng": [int(position), int(has_gauss), float(cached_gauss)],
+        }
         if self.knowledge is not None:
             state["knowledge"] = self.knowledge.state()
             tensors.update({f"knowledge.{k}": v for k, v in self.knowledge.tensors().items()})
@@ -142,8 +153,13 @@ class BKMethod(Method):
 
         if self.knowledge is not None:
             self.knowledge.restore(checkpoint.state["knowledge"], part("knowledge."))
-        self._build()
+        self._build(env_seed=self.config.seed + checkpoint.iteration * self.config.envs)
         self.model.policy.load_state_dict(part("policy."))
+        load_optimizer_tensors(self.model.policy.optimizer, checkpoint.tensors, prefix="adam.")
+        torch.set_rng_state(checkpoint.tensors["torch_rng"])
+        position, has_gauss, cached_gauss = checkpoint.state["numpy_rng"]
+        keys = checkpoint.tensors["numpy_rng_keys"].numpy().astype(np.uint32)
+        np.random.set_state(("MT19937", keys, position, has_gauss, cached_gauss))
         self.frames = self.model.num_timesteps = int(checkpoint.state["frames"])
 
     def report_sections(self, metrics: list[dict[str, Any]]) -> list[str]:
