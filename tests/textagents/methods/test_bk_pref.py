@@ -121,6 +121,22 @@ def test_the_potential_scores_the_snippet_of_the_action_that_led_here_and_caches
     assert potential.calls == 3 and len(potential.cache) == 2
 
 
+def test_without_the_action_the_potential_is_one_of_the_state_whatever_action_led_there(tmp_path):
+    assert "Action" not in snippet_text("go to the red ball", "pick up", "You see a wall", with_action=False)
+    scorer, _, _, _, vocabulary = _scorer_and_data()
+    potential = PrefPotential(scorer, vocabulary, 24, COMMANDS, with_action=False)
+    obs = {"mission": "go to the red ball", "text": "You see a red ball 1 steps forward"}
+    values = {potential(obs, {"action": action}) for action in range(len(COMMANDS))} | {potential(obs, {})}
+    assert len(values) == 1 and len(potential.cache) == 1
+
+    config = BKConfig(shaping="pref", pref_labeller="env", pref_action=False, pref_pairs=8, pref_epochs=2)
+    knowledge = PrefKnowledge(config, tmp_path, lambda: pytest.fail("the env labeller asks no LLM"))
+    knowledge.label()
+    rows = [json.loads(line) for line in (tmp_path / "preferences.jsonl").read_text().splitlines()]
+    assert rows and not any("Action:" in row["a"] + row["b"] for row in rows)
+    assert knowledge.potential().with_action is False
+
+
 def test_the_env_prefers_the_snippet_nearer_the_target_and_agreement_counts_decisive_labels():
     near, far, unknown = (Step("m", "go forward", "x", 0.0, d) for d in (2, 5, None))
     assert env_preference(near, far) == A_BETTER and env_preference(far, near) == B_BETTER

@@ -33,7 +33,10 @@ class BKConfig(MethodConfig):
       ``pref_max_tokens`` words) is trained on them for ``pref_epochs`` epochs (Adam, ``pref_learning_rate``)
       with a Bradley-Terry loss and the original's label smoothing ``pref_smoothing``; its score is Φ.
       ``pref_labeller: env`` labels the same pairs by the env's own progress signal instead of the LLM (an
-      oracle control: BK-Pref with labels that are right, as SimpleOracle is for ELLM).
+      oracle control: BK-Pref with labels that are right, as SimpleOracle is for ELLM). ``pref_action``:
+      snippets name the action that led to the observation, as the original's do; then Φ depends on the
+      action as well as the state, so the shaping pays for choosing an action the scorer likes at every
+      step, which is no longer potential-based (Ng et al.); ``false`` scores (mission, observation) only.
 
     Shaping: ``gamma``, ``reward_scale``, ``terminal`` (``original`` or ``masked``). Each iteration trains on
     ``frames_per_iteration`` frames; evaluation: ``eval_episodes``, success = return > 0."""
@@ -55,6 +58,7 @@ class BKConfig(MethodConfig):
     pref_learning_rate: float = 1e-3
     pref_smoothing: float = 0.3
     pref_labeller: str = "llm"
+    pref_action: bool = True
     terminal: str = "original"
     reward_scale: float = 10.0
     gamma: float = 0.99

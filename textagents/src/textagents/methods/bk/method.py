@@ -156,10 +156,11 @@ class BKMethod(Method):
         self._build(env_seed=self.config.seed + checkpoint.iteration * self.config.envs)
         self.model.policy.load_state_dict(part("policy."))
         load_optimizer_tensors(self.model.policy.optimizer, checkpoint.tensors, prefix="adam.")
-        torch.set_rng_state(checkpoint.tensors["torch_rng"])
-        position, has_gauss, cached_gauss = checkpoint.state["numpy_rng"]
-        keys = checkpoint.tensors["numpy_rng_keys"].numpy().astype(np.uint32)
-        np.random.set_state(("MT19937", keys, position, has_gauss, cached_gauss))
+        if "torch_rng" in checkpoint.tensors:  # checkpoints written before they kept the generators have none
+            torch.set_rng_state(checkpoint.tensors["torch_rng"])
+            position, has_gauss, cached_gauss = checkpoint.state["numpy_rng"]
+            keys = checkpoint.tensors["numpy_rng_keys"].numpy().astype(np.uint32)
+            np.random.set_state(("MT19937", keys, position, has_gauss, cached_gauss))
         self.frames = self.model.num_timesteps = int(checkpoint.state["frames"])
 
     def report_sections(self, metrics: list[dict[str, Any]]) -> list[str]:

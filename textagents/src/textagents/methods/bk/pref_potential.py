@@ -61,8 +61,8 @@ def action_name(action: Any, commands: Sequence[str]) -> str | None:
 
 
 class PrefPotential:
-    """Φ(obs, info) = the scorer's score of the snippet (mission, ``info["action"]``, observation text), cached
-    per snippet (the same few observations recur)."""
+    """Φ(obs, info) = the scorer's score of the snippet (mission, ``info["action"]`` unless not
+    ``with_action``, observation text), cached per snippet (the same few observations recur)."""
 
     def __init__(
         self,
@@ -71,9 +71,10 @@ class PrefPotential:
         max_tokens: int,
         commands: Sequence[str],
         cache_size: int = 100_000,
+        with_action: bool = True,
     ):
         self.scorer, self.vocabulary, self.max_tokens = scorer, list(vocabulary), max_tokens
-        self.commands = list(commands)
+        self.commands, self.with_action = list(commands), with_action
         self.cache: OrderedDict[str, float] = OrderedDict()
         self.cache_size = cache_size
         self.calls = 0
@@ -90,7 +91,7 @@ class PrefPotential:
     def __call__(self, obs: Any, info: dict[str, Any] | None = None) -> float:
         self.calls += 1
         action = action_name((info or {}).get("action"), self.commands)
-        return self.score(snippet_text(str(obs["mission"]), action, str(obs["text"])))
+        return self.score(snippet_text(str(obs["mission"]), action, str(obs["text"]), self.with_action))
 
 
 class PrefKnowledge(Knowledge):
@@ -127,7 +128,8 @@ class PrefKnowledge(Knowledge):
         config = self.config
         steps = random_steps(config.env_id, 2 * config.pref_pairs, config.seed)
         pairs = list(zip(steps[: config.pref_pairs], steps[config.pref_pairs :], strict=True))
-        snippets = [(step_snippet(a), step_snippet(b)) for a, b in pairs]
+        with_action = config.pref_action
+        snippets = [(step_snippet(a, with_action), step_snippet(b, with_action)) for a, b in pairs]
         truth = [env_preference(a, b) for a, b in pairs]
         if config.pref_labeller == "env":
             labels = [
@@ -196,7 +198,9 @@ class PrefKnowledge(Knowledge):
     def potential(self) -> PrefPotential | None:
         if self._potential is None and self.scorer is not None:
             commands = discrete_commands(self.config.env_id)
-            self._potential = PrefPotential(self.scorer, self.vocabulary, self.config.pref_max_tokens, commands)
+            self._potential = PrefPotential(
+                self.scorer, self.vocabulary, self.config.pref_max_tokens, commands, with_action=self.config.pref_action
+            )
         return self._potential
 
     def metrics(self) -> dict[str, float]:

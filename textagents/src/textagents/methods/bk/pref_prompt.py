@@ -57,13 +57,15 @@ def prompts(source: str = "ours") -> dict[str, str]:
     return texts
 
 
-def snippet_text(mission: str, action: str | None, observation: str) -> str:
-    """A snippet as the LLM and BK-Pref's scorer read it."""
+def snippet_text(mission: str, action: str | None, observation: str, with_action: bool = True) -> str:
+    """A snippet as the LLM and BK-Pref's scorer read it (without the action line unless ``with_action``)."""
+    if not with_action:
+        return f"Mission: {mission}\nObservation:\n{observation}"
     return f"Mission: {mission}\nAction: {action or 'none (the episode starts)'}\nObservation:\n{observation}"
 
 
-def step_snippet(step: Step) -> str:
-    return snippet_text(step.mission, step.action, step.observation)
+def step_snippet(step: Step, with_action: bool = True) -> str:
+    return snippet_text(step.mission, step.action, step.observation, with_action)
 
 
 def parse_preference(answer: str) -> float | None:
