@@ -16,6 +16,7 @@ from tests.textagents.methods.test_lgqd_describe import Scripted
 from tests.textagents.methods.test_lgqd_judge import GridScorer
 from textagents.cli import main
 from textagents.llm.record import RecordingBackend
+from textagents.methods.lgqd import deploy_stage
 from textagents.methods.lgqd.artifacts import Pipeline
 from textagents.methods.lgqd.dataset import load_split
 from textagents.methods.lgqd.deploy_stage import POLICIES, load_deployments
@@ -75,7 +76,7 @@ def split_pipeline(tmp_path_factory):
     return out
 
 
-def test_the_last_stages_end_to_end(split_pipeline, tmp_path, capsys):
+def test_the_last_stages_end_to_end(split_pipeline, tmp_path, capsys, monkeypatch):
 
     out = tmp_path / "smoke"
     shutil.copytree(split_pipeline, out)
@@ -98,7 +99,16 @@ def test_the_last_stages_end_to_end(split_pipeline, tmp_path, capsys):
     assert trained["val_loss"] == metrics[-1]["val_loss"]
     assert _stage(capsys, "train-dt", str(out))["train_loss"] == trained["train_loss"]  # done: nothing more
 
+    asked: list[tuple[str, int]] = []  # what the DT was deployed from: (description, seed)
+    real_deploy = deploy_stage.deploy
+
+    def spied_deploy(model, tokenizer, description, target, **settings):
+        asked.append((description, settings["seed"]))
+        return real_deploy(model, tokenizer, description, target, **settings)
+
+    monkeypatch.setattr(deploy_stage, "deploy", spied_deploy)
     deployed = _stage(capsys, "deploy", str(out), "--no-progress")
+    monkeypatch.undo()
     test = load_split(out, "test")
     assert deployed["items"] == len(test.items) == 3
     records = load_deployments(Pipeline(out))
@@ -111,12 +121,18 @@ def test_the_last_stages_end_to_end(split_pipeline, tmp_path, capsys):
         assert len(record["trajectory"]) == 60 and record["trajectory"][-1] == pytest.approx(record["bd"], abs=1e-4)
         if record["policy"] == "dt":
             assert record["source_item"] is None and len(record["trial_errors"]) == 2
+        elif record["policy"] == "dt-other-description":  # given the next test item's text, judged on this one's
+            assert record["source_item"] == test.items[(row + 1) % 3] and len(record["trial_errors"]) == 2
         elif record["policy"] == "random-archive":
             assert record["source_item"] in train.items.tolist()
         else:
             assert record["source_item"] == record["item"] and record["bd_error"] == pytest.approx(0, abs=1e-4)
+    # per item the DT twice with the same draws: from its description, then from the next item's
+    texts = test.descriptions
+    assert [text for text, _ in asked] == [t for row in range(3) for t in (texts[row], texts[(row + 1) % 3])]
+    assert all(asked[i][1] == asked[i + 1][1] for i in range(0, 6, 2)) and asked[0][1] != asked[2][1]
     lines = (out / "deploy" / "deployments.jsonl").read_text().splitlines()
-    (out / "deploy" / "deployments.jsonl").write_text("\n".join(lines[:4]) + "\n")  # stopped in the second item
+    (out / "deploy" / "deployments.jsonl").write_text("\n".join(lines[:6]) + "\n")  # stopped in the second item
     _stage(capsys, "deploy", str(out), "--no-progress")
     again = load_deployments(Pipeline(out))
     assert [(r["item"], r["policy"]) for r in again] == [(r["item"], r["policy"]) for r in records]
@@ -158,6 +174,7 @@ def test_the_last_stages_end_to_end(split_pipeline, tmp_path, capsys):
     text = (out / "report" / "report.md").read_text()
     assert set(report["figures"]) == {"agreement.png", "archive.png", "scores.png", "training.png", "trajectories.png"}
     assert "| dt | 3 |" in text and "| random-archive | 3 |" in text and "not shown here" in text
+    assert "| dt-other-description | 3 |" in text and "dt minus dt-other-description, paired by item" in text
     assert f"Judge: `scripted`. {judged['agreement']['pairs']} cases scored by both" in text
 
 

@@ -1,14 +1,18 @@
 """``textagents lgqd deploy``: the trained decision transformer deployed from each test description (the
-first ``deploy_items``), asked for the test item's descriptor, and beside it two archive policies judged
-against the same description: the control, a **random archive policy** (a train item drawn per test item:
-what a policy that ignores the description does), and the **described policy** itself (the trajectory the
-description was written from: what a perfect follower would do). ``deploy/deployments.jsonl`` holds one
-line per (item, policy), ``Deployment.to_json`` plus ``item``, ``policy`` and ``source_item`` (the archive
-item whose trajectory it is; None for the DT); each test item's three lines are appended together, so a
-stopped stage continues with the next item."""
+first ``deploy_items``), asked for the test item's descriptor, and beside it three policies judged against
+the same description: the **DT given another description** (the next test item's, cyclically, with this
+item's target and the same cluster draws: what the DT does without the right text, so the difference is
+what it reads from the description), the control, a **random archive policy** (a train item drawn per test
+item: what a policy that ignores the description does), and the **described policy** itself (the
+trajectory the description was written from: what a perfect follower would do).
+``deploy/deployments.jsonl`` holds one line per (item, policy), ``Deployment.to_json`` plus ``item``,
+``policy`` and ``source_item`` (the archive item whose trajectory it is, or whose description the DT was
+given instead; None for the DT); each test item's lines are appended together, so a stopped stage
+continues with the next item."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +29,9 @@ from textagents.methods.lgqd.train_stage import load_tokenizer, policy_folder
 
 STAGE = "deploy"
 DEPLOYMENTS = "deployments.jsonl"
-#: The deployed policies: the DT, the random archive policy (the control), the described policy.
-POLICIES = ("dt", "random-archive", "described-policy")
+#: The deployed policies: the DT, the DT given another description, the random archive policy (the
+#: control), the described policy.
+POLICIES = ("dt", "dt-other-description", "random-archive", "described-policy")
 
 
 def archive_deployment(episodes: Episodes, row: int, description: str, target_bd: np.ndarray) -> Deployment:
@@ -76,19 +81,19 @@ def run_deploy(out: str | Path, progress: bool = True) -> dict[str, Any]:
             continue
         rng = np.random.default_rng([config.seed, item])
         control = int(rng.integers(len(train.items)))
-        trained = deploy(
-            model,
-            tokenizer,
-            description,
-            target,
-            env_id=config.env_id,
-            trials=config.deploy_trials,
-            horizon=config.horizon,
-            strategy=config.deploy_strategy,
-            seed=int(rng.integers(2**31)),
-        )
+        other = (row + 1) % len(test.items)
+        settings = {
+            "env_id": config.env_id,
+            "trials": config.deploy_trials,
+            "horizon": config.horizon,
+            "strategy": config.deploy_strategy,
+            "seed": int(rng.integers(2**31)),
+        }
+        trained = deploy(model, tokenizer, description, target, **settings)
+        misled = deploy(model, tokenizer, test.descriptions[other], target, **settings)
         records = [
             (trained, None),
+            (dataclasses.replace(misled, description=description), int(test.items[other])),
             (archive_deployment(train, control, description, target), int(train.items[control])),
             (archive_deployment(test, row, description, target), item),
         ]

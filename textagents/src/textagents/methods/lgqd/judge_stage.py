@@ -3,7 +3,8 @@
 the config's ``judge_model``, else its ``model``), by the LLM judge; ``judge/judgements.jsonl`` (one line
 per deployment, appended a batch at a time, so a stopped stage continues) and ``judge/judge.json``: per
 policy the mean and standard error of each judge's score and of the BD error, the DT's paired differences
-from the control, and the two judges' agreement."""
+from the control and from itself given another description (``COMPARISONS``), and the two judges'
+agreement."""
 
 from __future__ import annotations
 
@@ -30,8 +31,13 @@ from textagents.methods.lgqd.judge import (
 
 STAGE = "judge"
 JUDGEMENTS = "judgements.jsonl"
-#: The paired comparison: the DT against the control.
-CONTROL = "random-archive"
+#: The paired comparisons of ``judge.json``: (policy, baseline) by name.
+COMPARISONS = {
+    "dt_minus_control": ("dt", "random-archive"),
+    "dt_minus_other_description": ("dt", "dt-other-description"),
+}
+#: What each comparison is compared on.
+COMPARED = ("deterministic", "llm", "bd_error")
 
 
 def mean_and_error(values: Sequence[float | None]) -> dict[str, Any]:
@@ -65,16 +71,18 @@ def summarise(judgements: list[dict[str, Any]], judge_model: str | None) -> dict
     policies = {}
     for policy in POLICIES:
         mine = [r for r in judgements if r["policy"] == policy]
-        policies[policy] = {
-            key: mean_and_error([r[key] for r in mine]) for key in ("deterministic", "llm", "bd_error")
-        } | {"cases": len(mine), "llm_unparsed": sum(r["answer"] is not None and r["llm"] is None for r in mine)}
+        policies[policy] = {key: mean_and_error([r[key] for r in mine]) for key in COMPARED} | {
+            "cases": len(mine),
+            "llm_unparsed": sum(r["answer"] is not None and r["llm"] is None for r in mine),
+        }
     return {
         "stage": STAGE,
         "judge_model": judge_model,
         "cases": len(judgements),
         "policies": policies,
-        "dt_minus_control": {
-            key: paired_differences(judgements, key, "dt", CONTROL) for key in ("deterministic", "llm", "bd_error")
+        **{
+            name: {key: paired_differences(judgements, key, policy, baseline) for key in COMPARED}
+            for name, (policy, baseline) in COMPARISONS.items()
         },
         "agreement": judge_agreement([r["llm"] for r in judgements], [r["deterministic"] for r in judgements])
         if judge_model is not None

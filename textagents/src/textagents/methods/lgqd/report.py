@@ -21,7 +21,7 @@ from textagents.methods.lgqd.config import LGQDConfig
 from textagents.methods.lgqd.deploy_stage import POLICIES, load_deployments
 from textagents.methods.lgqd.describe import load_descriptions
 from textagents.methods.lgqd.judge import named_landmarks
-from textagents.methods.lgqd.judge_stage import load_judgements
+from textagents.methods.lgqd.judge_stage import COMPARISONS, load_judgements
 from textagents.methods.lgqd.policies import layout_of
 from textagents.methods.lgqd.train_stage import RUN
 from textagents.methods.lgqd.train_stage import STAGE as TRAIN_STAGE
@@ -33,7 +33,12 @@ STAGE = "report"
 #: Test items drawn on the map.
 EXAMPLES = 3
 #: Policies' colours in every figure.
-COLOURS = {"dt": "tab:blue", "random-archive": "tab:gray", "described-policy": "tab:green"}
+COLOURS = {
+    "dt": "tab:blue",
+    "dt-other-description": "tab:purple",
+    "random-archive": "tab:gray",
+    "described-policy": "tab:green",
+}
 #: What the spec and the paper give to compare with.
 PAPER = (
     'The paper (Salehi & Doncieux 2023, arXiv 2308.13278; METHODS.md "Language-grounded QD") is cited in the '
@@ -82,7 +87,7 @@ def _plot_scores(summary: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     keys = (("deterministic", "deterministic judge"), ("llm", "LLM judge"), ("bd_error", "BD error (real units)"))
-    figure, axes = plt.subplots(1, 3, figsize=(12, 3.5))
+    figure, axes = plt.subplots(1, 3, figsize=(14, 4))
     for axis, (key, title) in zip(axes, keys, strict=True):
         stats = [summary["policies"][p][key] for p in POLICIES]
         means = [s["mean"] if s["mean"] is not None else 0.0 for s in stats]
@@ -93,7 +98,7 @@ def _plot_scores(summary: dict[str, Any], path: Path) -> None:
             axis.set_ylim(0, 1.05)
         if all(s["mean"] is None for s in stats):
             axis.text(0.5, 0.5, "no scores", transform=axis.transAxes, ha="center", va="center")
-        axis.tick_params(axis="x", labelrotation=15)
+        axis.tick_params(axis="x", labelrotation=20)
     save_figure(figure, path)
 
 
@@ -126,7 +131,7 @@ def _plot_examples(world: World, cases: list[list[dict[str, Any]]], path: Path) 
         axis.set(title=f"example {index + 1}: test item {records[0]['item']}", xlim=(0, real), ylim=(real, 0))
         axis.set_xticks([])
         axis.set_yticks([])
-        axis.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=4)
+        axis.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=3)
     save_figure(figure, path)
 
 
@@ -226,10 +231,12 @@ def run_report(out: str | Path) -> dict[str, Any]:
         "",
         "## Judged on the test split",
         "",
-        "Each test description deployed with the DT; the control is a random archive policy (a random train "
-        "item's trajectory) judged against the same description; the described policy is the trajectory the "
-        "description was written from (the ceiling). Mean ± standard error over the test items; "
-        "BD error: distance from the final position to the target, real units (the paper's map pixels: ÷ 3).",
+        "Each test description deployed with the DT; the DT given another description (the next test "
+        "item's, with this item's target and the same draws) shows what it does without the right text; the "
+        "control is a random archive policy (a random train item's trajectory); the described policy is the "
+        "trajectory the description was written from (the ceiling); all judged against the same "
+        "description. Mean ± standard error over the test items; BD error: distance from the final position "
+        "to the target, real units (the paper's map pixels: ÷ 3).",
         "",
         "| policy | cases | deterministic judge | LLM judge (unparsed) | BD error |",
         "|---|---|---|---|---|",
@@ -240,12 +247,16 @@ def run_report(out: str | Path) -> dict[str, Any]:
             f"| {policy} | {stats['cases']} | {_mean_error(stats['deterministic'])} | "
             f"{_mean_error(stats['llm'])} ({stats['llm_unparsed']}) | {_mean_error(stats['bd_error'])} |"
         )
-    paired = summary["dt_minus_control"]
+    lines.append("")
+    for name, (policy, baseline) in COMPARISONS.items():
+        paired = summary[name]
+        lines.append(
+            f"- {policy} minus {baseline}, paired by item: deterministic judge {_mean_error(paired['deterministic'])}, "
+            f"LLM judge {_mean_error(paired['llm'])}, BD error {_mean_error(paired['bd_error'])}."
+        )
     lines += [
         "",
-        f"DT minus control, paired by item: deterministic judge {_mean_error(paired['deterministic'])}, LLM judge "
-        f"{_mean_error(paired['llm'])}, BD error {_mean_error(paired['bd_error'])}. The deterministic judge is "
-        "undefined for a description naming no landmark of the map.",
+        "The deterministic judge is undefined for a description naming no landmark of the map.",
         "",
         "![scores](scores.png)",
         "",
