@@ -4,6 +4,7 @@ trained here."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -148,6 +149,22 @@ def test_a_steps_prediction_sees_neither_its_action_nor_later_steps(tokenizer):
     second, _ = dt(collate([later], tokenizer, dt_clusters(), TINY))
     torch.testing.assert_close(first[:, :4], second[:, :4])
     assert not torch.allclose(first[:, 4:], second[:, 4:])  # step 4 does see its own (changed) observation
+
+
+@pytest.mark.parametrize("condition_on_target", [True, False])
+def test_the_target_descriptor_is_read_only_when_the_dt_is_conditioned_on_it(tokenizer, condition_on_target):
+    settings = dataclasses.replace(TINY, condition_on_target=condition_on_target)
+    dt = model(settings, tokenizer)
+    base = episode(TEXTS[0], 5, 0)
+    elsewhere = Episode(base.description, base.bd + 300.0, base.observations, base.actions)
+    first, _ = dt(collate([base], tokenizer, dt_clusters(), settings))
+    second, _ = dt(collate([elsewhere], tokenizer, dt_clusters(), settings))
+    assert torch.allclose(first, second) != condition_on_target
+    bd = torch.from_numpy(scaled_bd(elsewhere.bd[None], settings))
+    tokens = description_tokens(tokenizer, base.description, settings)
+    observation = torch.from_numpy(scaled_observations(base.observations[:1], settings))
+    stepped, _, _ = dt.start(torch.tensor([tokens]), bd, observation)  # a rollout reads it as training did
+    torch.testing.assert_close(stepped, second[:, 0], rtol=1e-4, atol=1e-5)
 
 
 def test_padding_to_a_longer_episode_changes_no_prediction(tokenizer):

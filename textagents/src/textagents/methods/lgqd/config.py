@@ -80,6 +80,7 @@ class LGQDConfig(MethodConfig):
     dt_embedding: int = 360
     dt_dropout: float = 0.1
     dt_offset_head_hidden: int = 1024
+    dt_condition_on_target: bool = True
     dt_batch_size: int = 30
     dt_learning_rate: float = 5e-3
     dt_min_learning_rate: float = 5e-5
@@ -161,6 +162,7 @@ class LGQDConfig(MethodConfig):
             embedding=self.dt_embedding,
             dropout=self.dt_dropout,
             offset_head_hidden=self.dt_offset_head_hidden,
+            condition_on_target=self.dt_condition_on_target,
             max_steps=self.horizon,
             batch_size=self.dt_batch_size,
             learning_rate=self.dt_learning_rate,

@@ -65,7 +65,9 @@ class DTSettings:
     Model: ``layers`` blocks of ``heads`` heads over ``embedding``-d tokens, ``dropout``; the cluster heads'
     and the offset head's MLP widths; at most ``max_text_tokens`` description tokens (more are cut) and
     ``max_steps`` timesteps. Inputs are divided by ``bd_scale`` (the descriptor, real units) and
-    ``obs_scale`` (per observation entry: three lasers, two bumpers).
+    ``obs_scale`` (per observation entry: three lasers, two bumpers). ``condition_on_target``: the paper's
+    DT reads the target descriptor; without it (an ablation) the target's token is that of (0, 0) for
+    every episode, so the description is all the model is told of where to go.
 
     Training: AdamW (``weight_decay`` on matrices only, ``beta1``, ``beta2``), batches of ``batch_size``
     episodes, ``steps_per_iteration`` optimizer steps an iteration, learning rate warmed up linearly over
@@ -84,6 +86,7 @@ class DTSettings:
     max_steps: int = 400
     bd_scale: float = 600.0
     obs_scale: tuple[float, ...] = (100.0, 100.0, 100.0, 1.0, 1.0)
+    condition_on_target: bool = True
     batch_size: int = 30
     steps_per_iteration: int = 1
     learning_rate: float = 5e-3
@@ -305,7 +308,7 @@ class DecisionTransformer(nn.Module):
         time = self.timesteps(torch.arange(steps, device=batch.text.device))
         per_step = torch.stack(
             [
-                self.bd_embedding(batch.bd)[:, None] + time,
+                self._target(batch.bd)[:, None] + time,
                 self.obs_embedding(batch.observations) + time,
                 self.act_embedding(batch.actions) + time,
             ],
@@ -324,7 +327,7 @@ class DecisionTransformer(nn.Module):
         tokens = torch.cat(
             [
                 self._words(text),
-                (self.bd_embedding(bd) + time)[:, None],
+                (self._target(bd) + time)[:, None],
                 (self.obs_embedding(observation) + time)[:, None],
             ],
             dim=1,
@@ -340,7 +343,7 @@ class DecisionTransformer(nn.Module):
         target and observation; as ``start``."""
         before, now = self.timesteps.weight[step - 1], self.timesteps.weight[step]
         tokens = torch.stack(
-            [self.act_embedding(action) + before, self.bd_embedding(bd) + now, self.obs_embedding(observation) + now],
+            [self.act_embedding(action) + before, self._target(bd) + now, self.obs_embedding(observation) + now],
             dim=1,
         )
         past, device = cache[0][0].shape[2], action.device
@@ -359,6 +362,9 @@ class DecisionTransformer(nn.Module):
         hidden, cache = self._run(tokens, allowed, cache)
         logits, offsets = self._heads(hidden[:, -1:])
         return logits[:, 0], offsets[:, 0], cache
+
+    def _target(self, bd: torch.Tensor) -> torch.Tensor:
+        return self.bd_embedding(bd if self.settings.condition_on_target else torch.zeros_like(bd))
 
     def _words(self, text: torch.Tensor) -> torch.Tensor:
         return self.words(text) + self.word_positions(torch.arange(text.shape[1], device=text.device))
