@@ -174,6 +174,7 @@ def test_the_last_stages_end_to_end(split_pipeline, tmp_path, capsys, monkeypatc
     text = (out / "report" / "report.md").read_text()
     assert set(report["figures"]) == {"agreement.png", "archive.png", "scores.png", "training.png", "trajectories.png"}
     assert "| dt | 3 |" in text and "| random-archive | 3 |" in text and "not shown here" in text
+    assert "conditioned on the description and the target descriptor" in text
     assert "| dt-other-description | 3 |" in text and "dt minus dt-other-description, paired by item" in text
     assert f"Judge: `scripted`. {judged['agreement']['pairs']} cases scored by both" in text
 

@@ -155,7 +155,12 @@ def _setting_lines(config: LGQDConfig, describe: dict[str, Any]) -> list[str]:
         f"- DT: {config.dt_layers} layers, {config.dt_heads} heads, {config.dt_embedding}-d, batches of "
         f"{config.dt_batch_size} episodes, {config.iterations} optimizer steps (lr {config.dt_learning_rate}, "
         f"warmup {config.dt_warmup_steps}), {config.action_clusters} clusters an action dimension, a "
-        f"{config.tokenizer_vocab}-token BPE tokenizer trained on the train descriptions.",
+        f"{config.tokenizer_vocab}-token BPE tokenizer trained on the train descriptions"
+        + (
+            "; conditioned on the description and the target descriptor (the paper's)."
+            if config.dt_condition_on_target
+            else "; **conditioned on the description only** (`dt_condition_on_target: false`: the target is hidden)."
+        ),
         f"- Deployment: {config.deploy_trials} trials a test description ({config.deploy_strategy} clusters), the "
         "trial ending nearest the target kept (the paper's).",
     ]
