@@ -36,8 +36,8 @@ COMPARISONS = {
     "dt_minus_control": ("dt", "random-archive"),
     "dt_minus_other_description": ("dt", "dt-other-description"),
 }
-#: What each comparison is compared on.
-COMPARED = ("deterministic", "llm", "bd_error")
+#: What is measured of every judged deployment: summarised per policy and paired in each comparison.
+MEASURES = ("deterministic", "llm", "bd_error")
 
 
 def mean_and_error(values: Sequence[float | None]) -> dict[str, Any]:
@@ -71,7 +71,7 @@ def summarise(judgements: list[dict[str, Any]], judge_model: str | None) -> dict
     policies = {}
     for policy in POLICIES:
         mine = [r for r in judgements if r["policy"] == policy]
-        policies[policy] = {key: mean_and_error([r[key] for r in mine]) for key in COMPARED} | {
+        policies[policy] = {key: mean_and_error([r[key] for r in mine]) for key in MEASURES} | {
             "cases": len(mine),
             "llm_unparsed": sum(r["answer"] is not None and r["llm"] is None for r in mine),
         }
@@ -81,7 +81,7 @@ def summarise(judgements: list[dict[str, Any]], judge_model: str | None) -> dict
         "cases": len(judgements),
         "policies": policies,
         **{
-            name: {key: paired_differences(judgements, key, policy, baseline) for key in COMPARED}
+            name: {key: paired_differences(judgements, key, policy, baseline) for key in MEASURES}
             for name, (policy, baseline) in COMPARISONS.items()
         },
         "agreement": judge_agreement([r["llm"] for r in judgements], [r["deterministic"] for r in judgements])
