@@ -12,11 +12,13 @@ import pytest
 import torch
 import yaml
 
+from tests.textagents.methods.sandbox_support import UNSAFE_LOCAL_EXEC_HERE, needs_bubblewrap
 from tests.textagents.methods.scripted_llm import Scripted
 from textagents.llm.record import RecordingBackend
 from textagents.methods.bk.code_potential import ERROR_FEEDBACK, SYSTEM_TASK, extract_code, write_potential
 from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import family_name
+from textagents.methods.bk.isolation import BUBBLEWRAP, UNSAFE_LOCAL_EXEC
 from textagents.methods.bk.method import BKMethod
 from textagents.methods.core.config import load_config
 from textagents.methods.core.method import RunContext
@@ -27,6 +29,16 @@ SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "bk" / 
 GOOD = (
     "```python\nimport re\ndef potential(observation):\n    return float(len(re.findall('red ball', observation)))\n```"
 )
+ISOLATION = UNSAFE_LOCAL_EXEC if UNSAFE_LOCAL_EXEC_HERE else BUBBLEWRAP
+
+
+def run_bk(config, out, **kwargs):
+    """``run_method("bk", ...)`` in the sandbox this machine has (bubblewrap wherever it runs, always in CI)."""
+    return run_method("bk", config, out, unsafe_local_exec=UNSAFE_LOCAL_EXEC_HERE, **kwargs)
+
+
+def bk_context(run_dir, llm):
+    return RunContext(run_dir, llm, UNSAFE_LOCAL_EXEC_HERE)
 
 
 def test_the_code_block_is_taken_as_the_original_does():
@@ -46,7 +58,7 @@ def test_errors_are_fed_back_until_code_runs_in_the_sandbox():
         ]
     )
     samples = ["You see a red ball 2 steps forward", "You see a wall 1 step left"]
-    result = write_potential(backend, "babyai_text", samples, rounds=4)
+    result = write_potential(backend, "babyai_text", samples, rounds=4, isolation=ISOLATION)
     assert result.code is not None and "red ball" in result.code
     assert [r["error"] is None for r in result.rounds] == [False, False, False, True]
     assert result.rounds[1]["error"].startswith("refused before running: import of 'os'")
@@ -61,12 +73,12 @@ def test_the_method_shapes_ppo_with_the_kept_code_from_a_replayed_recording(tmp_
     samples_run = tmp_path / "record"
     samples_run.mkdir()
     backend = RecordingBackend(Scripted(["no code here", GOOD]), calls)
-    method = BKMethod(load_config(BKConfig, SMOKE), RunContext(samples_run, lambda: backend))
+    method = BKMethod(load_config(BKConfig, SMOKE), bk_context(samples_run, lambda: backend))
     method.knowledge.label()  # records the two answers for exactly the requests the run will make
     method.close()
 
     out = tmp_path / "run"
-    run_method("bk", SMOKE, out, llm=LLMChoice(replay=str(calls)), progress=False)
+    run_bk(SMOKE, out, llm=LLMChoice(replay=str(calls)), progress=False)
     assert (out / "potential.py").read_text() == extract_code(GOOD)
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     first = records[0]
@@ -90,7 +102,7 @@ def _record(tmp_path, config_path: Path, answers: list[str]) -> Path:
     folder = tmp_path / "record"
     folder.mkdir()
     backend = RecordingBackend(Scripted(answers), calls)
-    method = BKMethod(load_config(BKConfig, config_path), RunContext(folder, lambda: backend))
+    method = BKMethod(load_config(BKConfig, config_path), bk_context(folder, lambda: backend))
     method.knowledge.label()
     method.close()
     return calls
@@ -100,7 +112,7 @@ def test_bk_goal_runs_from_a_replayed_recording_and_resumes_with_its_goals(tmp_p
     config = _smoke(tmp_path, "goal")
     calls = _record(tmp_path, config, ["- go to the red ball\n- find the red ball", "- face the red ball"])
     out = tmp_path / "run"
-    run_method("bk", config, out, llm=LLMChoice(replay=str(calls)), progress=False)
+    run_bk(config, out, llm=LLMChoice(replay=str(calls)), progress=False)
     goals = json.loads((out / "goals.json").read_text())
     assert goals["go to the red ball"]["goals"] == ["go to the red ball", "find the red ball", "face the red ball"]
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -109,7 +121,7 @@ def test_bk_goal_runs_from_a_replayed_recording_and_resumes_with_its_goals(tmp_p
     assert train[-1]["goal/phi_calls"] >= 64 and 0 <= train[-1]["goal/matched_per_call"] <= 3
     assert "## Background knowledge (goal)" in (out / "report.md").read_text()
 
-    method = BKMethod(load_config(BKConfig, config), RunContext(out, lambda: pytest.fail("no LLM on restore")))
+    method = BKMethod(load_config(BKConfig, config), bk_context(out, lambda: pytest.fail("no LLM on restore")))
     method.restore(RunDir(out).load_checkpoint())
     assert method.knowledge.goals_for("go to the red ball") == goals["go to the red ball"]["goals"]
     method.close()
@@ -122,7 +134,7 @@ def test_bk_pref_trains_a_scorer_from_a_replayed_recording_and_keeps_it_in_check
     ] * 2
     calls = _record(tmp_path, config, answers)
     out = tmp_path / "run"
-    run_method("bk", config, out, llm=LLMChoice(replay=str(calls)), progress=False)
+    run_bk(config, out, llm=LLMChoice(replay=str(calls)), progress=False)
     labelled = [json.loads(line) for line in (out / "preferences.jsonl").read_text().splitlines()]
     assert [row["label"] for row in labelled] == [0.0, 1.0, None, 0.5, 1.0, 1.0]
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -133,7 +145,7 @@ def test_bk_pref_trains_a_scorer_from_a_replayed_recording_and_keeps_it_in_check
 
     checkpoint = RunDir(out).load_checkpoint()
     assert any(key.startswith("knowledge.encoder.") for key in checkpoint.tensors)
-    method = BKMethod(load_config(BKConfig, config), RunContext(out, lambda: pytest.fail("no LLM on restore")))
+    method = BKMethod(load_config(BKConfig, config), bk_context(out, lambda: pytest.fail("no LLM on restore")))
     method.restore(checkpoint)
     trained = {k[len("knowledge.") :]: v for k, v in checkpoint.tensors.items() if k.startswith("knowledge.")}
     for key, value in method.knowledge.scorer.state_dict().items():
@@ -151,7 +163,7 @@ def test_bk_code_runs_on_ellms_crafter_and_reports_achievements(tmp_path):
     request = json.loads(calls.read_text().splitlines()[0])
     assert "Crafter, a 2D survival game" in json.dumps(request)  # the family's description, not BabyAI's
     out = tmp_path / "run"
-    run_method("bk", config, out, llm=LLMChoice(replay=str(calls)), progress=False)
+    run_bk(config, out, llm=LLMChoice(replay=str(calls)), progress=False)
     assert (out / "potential.py").read_text() == extract_code(TREES)
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     evals = [r for r in records if r["kind"] == "eval"]
@@ -176,7 +188,7 @@ def test_a_potential_from_code_file_is_tried_in_the_sandbox_and_needs_no_llm(tmp
     path = tmp_path / "from-file.yaml"
     path.write_text(yaml.safe_dump({**config, "code_file": str(good)}))
     out = tmp_path / "run"
-    run_method("bk", path, out, llm=LLMChoice(replay=str(tmp_path / "no-calls.jsonl")), progress=False)
+    run_bk(path, out, llm=LLMChoice(replay=str(tmp_path / "no-calls.jsonl")), progress=False)
     assert (out / "potential.py").read_text() == good.read_text()
     first = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
     assert first["code_from_file"] == 1.0 and first["sandbox/calls"] >= 32 and first["sandbox/failures"] == 0
@@ -186,7 +198,7 @@ def test_a_potential_from_code_file_is_tried_in_the_sandbox_and_needs_no_llm(tmp
         (tmp_path / "x", "does not exist"),
     ):
         method = BKMethod(
-            BKConfig(**{**config, "code_file": str(code_file)}), RunContext(tmp_path, lambda: pytest.fail("no LLM"))
+            BKConfig(**{**config, "code_file": str(code_file)}), bk_context(tmp_path, lambda: pytest.fail("no LLM"))
         )
         with pytest.raises((ValueError, FileNotFoundError), match=error):
             method.knowledge.label()
@@ -196,14 +208,14 @@ def test_a_potential_from_code_file_is_tried_in_the_sandbox_and_needs_no_llm(tmp
 def test_a_checkpoint_keeps_adams_moments_and_the_generators_and_a_resumed_run_starts_new_episodes(tmp_path):
     config = _smoke(tmp_path, "none")
     out = tmp_path / "run"
-    run_method("bk", config, out, llm=LLMChoice(replay=str(tmp_path / "no-calls.jsonl")), progress=False)
+    run_bk(config, out, llm=LLMChoice(replay=str(tmp_path / "no-calls.jsonl")), progress=False)
     checkpoint = RunDir(out).load_checkpoint()
     saved = {k[len("adam.") :]: v for k, v in checkpoint.tensors.items() if k.startswith("adam.")}
     assert saved, "the checkpoint keeps PPO's optimizer state"
 
     torch.manual_seed(123)
     np.random.seed(123)
-    method = BKMethod(load_config(BKConfig, config), RunContext(out, lambda: pytest.fail("no LLM")))
+    method = BKMethod(load_config(BKConfig, config), bk_context(out, lambda: pytest.fail("no LLM")))
     method.restore(checkpoint)
     moments = method.model.policy.optimizer.state_dict()["state"]
     for name, value in saved.items():
@@ -220,3 +232,53 @@ def test_a_checkpoint_keeps_adams_moments_and_the_generators_and_a_resumed_run_s
     first_seeds = list(range(method.config.seed, method.config.seed + method.config.envs))
     assert method.model.get_env()._seeds != first_seeds  # not the first iteration's episodes again
     method.close()
+
+
+# The first hostile tester's route through a real run: `sys` from an allowed module, past the static check.
+SHELL_FROM_CODE_FILE = """
+import collections
+def potential(observation):
+    try:
+        collections._sys.modules["posix"].system("touch {target}")
+    except Exception:
+        pass
+    return 1.0
+"""
+
+
+def _code_file_config(tmp_path: Path, code: str) -> Path:
+    code_file = tmp_path / "potential.py.txt"
+    code_file.write_text(code)
+    path = tmp_path / "code-file.yaml"
+    path.write_text(yaml.safe_dump({**yaml.safe_load(SMOKE.read_text()), "iterations": 1, "code_file": str(code_file)}))
+    return path
+
+
+@needs_bubblewrap
+def test_a_hostile_code_file_in_a_real_run_reaches_nothing_on_the_host(tmp_path, capsys):
+    from textagents.cli import main
+
+    target = tmp_path / "pwned"
+    config = _code_file_config(tmp_path, SHELL_FROM_CODE_FILE.format(target=target))
+    assert main(["method", "run", "bk", str(config), "--out", str(tmp_path / "run"), "--no-progress"]) == 0
+    assert not target.exists()
+    record = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
+    assert record["sandbox/os_boundary"] == 1.0 and record["sandbox/calls"] >= 32
+
+
+def test_without_bubblewrap_a_bk_code_run_is_refused_before_it_writes_anything(tmp_path, monkeypatch, capsys):
+    from textagents.cli import main
+    from textagents.methods.bk import isolation
+
+    monkeypatch.setattr(isolation, "bubblewrap_problem", lambda: "bwrap not found")
+    config, out = _code_file_config(tmp_path, extract_code(GOOD)), tmp_path / "run"
+    assert main(["method", "run", "bk", str(config), "--out", str(out), "--no-progress"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "bwrap not found" in error and "--unsafe-local-exec" in error
+    assert not out.exists()
+    with pytest.warns(RuntimeWarning, match="no OS boundary"):
+        assert (
+            main(["method", "run", "bk", str(config), "--out", str(out), "--no-progress", "--unsafe-local-exec"]) == 0
+        )
+    record = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
+    assert record["sandbox/os_boundary"] == 0.0 and record["sandbox/failures"] == 0

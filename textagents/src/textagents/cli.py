@@ -271,7 +271,13 @@ def _method_run(args: argparse.Namespace) -> int:
 
     try:
         result = run_method(
-            args.method, args.config, args.out, resume=args.resume, llm=_llm_choice(args), progress=not args.no_progress
+            args.method,
+            args.config,
+            args.out,
+            resume=args.resume,
+            llm=_llm_choice(args),
+            progress=not args.no_progress,
+            unsafe_local_exec=args.unsafe_local_exec,
         )
     except KeyboardInterrupt:
         print(f"interrupted: resume with the same command and --resume (run in {args.out})", file=sys.stderr)
@@ -294,6 +300,7 @@ def _method_compare(args: argparse.Namespace) -> int:
         llm=_llm_choice(args),
         progress=not args.no_progress,
         settings=dict(parse_setting(text) for text in args.set or []),
+        unsafe_local_exec=args.unsafe_local_exec,
     )
     print(json.dumps({"comparison": str(path)}))
     return 0
@@ -302,7 +309,8 @@ def _method_compare(args: argparse.Namespace) -> int:
 def _method_report(args: argparse.Namespace) -> int:
     from textagents.methods.core.runner import report_run
 
-    print(json.dumps({"report": str(report_run(args.method, args.run_dir))}))
+    report = report_run(args.method, args.run_dir, unsafe_local_exec=args.unsafe_local_exec)
+    print(json.dumps({"report": str(report)}))
     return 0
 
 
@@ -312,7 +320,12 @@ def _method_eval(args: argparse.Namespace) -> int:
 
     settings = dict(parse_setting(text) for text in args.set or [])
     result = evaluate_run(
-        args.method, args.run_dir, checkpoint=args.checkpoint, llm=_llm_choice(args), settings=settings
+        args.method,
+        args.run_dir,
+        checkpoint=args.checkpoint,
+        llm=_llm_choice(args),
+        settings=settings,
+        unsafe_local_exec=args.unsafe_local_exec,
     )
     print(json.dumps(result))
     return 0
@@ -325,6 +338,16 @@ def _add_llm_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     parser.add_argument("--api-key-env", help="environment variable holding the server's API key")
     _add_llm_recording(parser)
+
+
+def _add_unsafe_local_exec(parser: argparse.ArgumentParser) -> None:
+    """The user's opt-in (never a config's) to run LLM-written code without the OS boundary."""
+    parser.add_argument(
+        "--unsafe-local-exec",
+        action="store_true",
+        help="run LLM-written code (BK-Code) even where bubblewrap cannot isolate it: code that escapes Python's "
+        "restrictions can then read, change or delete your files",
+    )
 
 
 def _add_method(commands: argparse._SubParsersAction) -> None:
@@ -340,6 +363,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_llm_options(run)
+    _add_unsafe_local_exec(run)
     run.set_defaults(run=_method_run)
 
     compare = actions.add_parser("compare", help="one run per value of a setting and per seed, and their curves")
@@ -353,11 +377,13 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     )
     compare.add_argument("--no-progress", action="store_true", help="no progress bars")
     _add_llm_options(compare)
+    _add_unsafe_local_exec(compare)
     compare.set_defaults(run=_method_compare)
 
     report = actions.add_parser("report", help="write a run's report.md again from its metrics")
     report.add_argument("method")
     report.add_argument("run_dir")
+    _add_unsafe_local_exec(report)
     report.set_defaults(run=_method_report)
 
     evaluate = actions.add_parser("eval", help="evaluate a run's checkpoint (appends to its evals.jsonl)")
@@ -368,6 +394,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
         "--set", action="append", metavar="KEY=VALUE", help="change a setting for this evaluation (repeatable)"
     )
     _add_llm_options(evaluate)
+    _add_unsafe_local_exec(evaluate)
     evaluate.set_defaults(run=_method_eval)
 
 
@@ -644,6 +671,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from textagents.bench.store import RunLockedError
     from textagents.llm.models import ModelChecksumError, ModelNotDownloadedError
     from textagents.llm.record import ReplayMissError
+    from textagents.methods.bk.isolation import SandboxUnavailableError
     from textagents.methods.core.config import ConfigError
     from textagents.methods.core.run_dir import RunDirError
     from textagents.methods.registry import UnknownMethodError
@@ -651,6 +679,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     user_errors = (ConfigError, RunDirError, UnknownMethodError, ModelNotDownloadedError, ModelChecksumError)
+    user_errors += (SandboxUnavailableError,)
     return run_command(
         lambda: args.run(args), "textagents", args.debug, (*user_errors, ReplayMissError, RunLockedError)
     )

@@ -8,6 +8,7 @@ original's structure in our words (its files carry no license; ``prompt_source="
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from textagents.bench.store import write_text_atomic
 from textagents.llm.base import LLMBackend
 from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS, family_name
+from textagents.methods.bk.isolation import BUBBLEWRAP, UNSAFE_LOCAL_EXEC, choose_isolation
 from textagents.methods.bk.knowledge import Knowledge
 from textagents.methods.bk.samples import random_steps
 from textagents.methods.bk.sandbox import ALLOWED_IMPORTS, SandboxedPotential, UnsafeCodeError, check_code
@@ -88,14 +90,14 @@ class CodeLabelling:
     rounds: list[dict[str, Any]] = field(default_factory=list)
 
 
-def try_potential(code: str, samples: Sequence[str]) -> tuple[str | None, list[float]]:
+def try_potential(code: str, samples: Sequence[str], isolation: str = BUBBLEWRAP) -> tuple[str | None, list[float]]:
     """Check ``code`` against the allow-list and run it on ``samples`` in the sandbox: the error (None when it
     ran on every sample) and the values it gave."""
     try:
         check_code(code)
     except UnsafeCodeError as refused:
         return f"refused before running: {refused}", []
-    with SandboxedPotential(code) as potential:
+    with SandboxedPotential(code, isolation=isolation) as potential:
         values = [potential.phi(sample) for sample in samples]
         return (potential.stats.last_error if potential.stats.failures else None), values
 
@@ -108,6 +110,7 @@ def write_potential(
     rounds: int = 3,
     sampling: dict[str, Any] | None = None,
     prompt_source: str = "ours",
+    isolation: str = BUBBLEWRAP,
 ) -> CodeLabelling:
     """Ask for a potential function, try it on ``samples`` in the sandbox, feed back, ``rounds`` times."""
     if family not in ENVIRONMENTS:
@@ -123,7 +126,10 @@ def write_potential(
         answer = backend.chat(messages, **(sampling or SAMPLING))
         messages.append({"role": "assistant", "content": answer})
         code = extract_code(answer)
-        error, values = ("no ```python code block in the answer", []) if code is None else try_potential(code, samples)
+        if code is None:
+            error, values = "no ```python code block in the answer", []
+        else:
+            error, values = try_potential(code, samples, isolation)
         result.rounds.append({"answer_chars": len(answer), "code": code is not None, "error": error, "values": values})
         if error is not None:
             messages.append({"role": "user", "content": texts["error"].format(error=error)})
@@ -139,10 +145,17 @@ def write_potential(
 
 class CodeKnowledge(Knowledge):
     """BK-Code: the code ``write_potential`` kept (``potential.py`` in the run), run in the sandbox as Φ;
-    the sandbox's calls, failures, timeouts and cost per call are its metrics (``sandbox/...``)."""
+    the sandbox's calls, failures by kind and cost per call are its metrics (``sandbox/...``), and
+    ``sandbox/os_boundary`` says whether bubblewrap isolated it (0 only with ``unsafe_local_exec``)."""
 
-    def __init__(self, config: BKConfig, run_dir: Path, llm: Callable[[], LLMBackend]):
+    def __init__(self, config: BKConfig, run_dir: Path, llm: Callable[[], LLMBackend], unsafe_local_exec: bool = False):
         super().__init__(config, run_dir, llm)
+        # chosen before anything is written or asked, so that a machine without bubblewrap fails at once
+        self.isolation = choose_isolation(unsafe_local_exec)
+        if self.isolation == UNSAFE_LOCAL_EXEC:
+            warnings.warn(
+                "BK-Code runs LLM-written code with no OS boundary (--unsafe-local-exec)", RuntimeWarning, stacklevel=2
+            )
         self.code: str | None = None
         self._potential: SandboxedPotential | None = None
 
@@ -157,6 +170,7 @@ class CodeKnowledge(Knowledge):
             samples,
             rounds=config.code_rounds,
             prompt_source=config.prompt_source,
+            isolation=self.isolation,
         )
         self.code = labelling.code
         if self.code is not None:
@@ -174,7 +188,7 @@ class CodeKnowledge(Knowledge):
                 f"code_file {str(path)!r} does not exist (paths are relative to the working folder)"
             )
         code = path.read_text()
-        error, _ = try_potential(code, samples)
+        error, _ = try_potential(code, samples, self.isolation)
         if error is not None:
             raise ValueError(f"code_file {str(path)!r} does not run in the sandbox: {error}")
         self.code = code
@@ -189,13 +203,14 @@ class CodeKnowledge(Knowledge):
 
     def potential(self) -> SandboxedPotential | None:
         if self._potential is None and self.code is not None:
-            self._potential = SandboxedPotential(self.code)
+            self._potential = SandboxedPotential(self.code, isolation=self.isolation)
         return self._potential
 
     def metrics(self) -> dict[str, float]:
         if self._potential is None:
             return {}
-        return {f"sandbox/{key}": value for key, value in self._potential.stats.as_dict().items()}
+        stats = {f"sandbox/{key}": value for key, value in self._potential.stats.as_dict().items()}
+        return {**stats, "sandbox/os_boundary": float(self._potential.isolation == BUBBLEWRAP)}
 
     def close(self) -> None:
         if self._potential is not None:

@@ -46,7 +46,10 @@ class BKMethod(Method):
     def __init__(self, config: BKConfig, context: RunContext):
         super().__init__(config, context)
         knowledge = KNOWLEDGE.get(config.shaping)
-        self.knowledge = knowledge(config, context.run_dir, context.llm) if knowledge is not None else None
+        if knowledge is CodeKnowledge:
+            self.knowledge = CodeKnowledge(config, context.run_dir, context.llm, context.unsafe_local_exec)
+        else:
+            self.knowledge = knowledge(config, context.run_dir, context.llm) if knowledge is not None else None
         self.family = family_of(config.env_id)
         self.potential: Potential | None = None
         self.model: Any = None

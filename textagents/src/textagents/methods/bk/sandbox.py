@@ -1,35 +1,43 @@
-"""BK-Code's sandbox: an LLM-written potential function runs only in a separate, locked-down process.
+"""BK-Code's sandbox: an LLM-written potential function runs only in a separate process behind an OS boundary.
 
-Layers, each enough to stop the common attacks on its own where it applies:
+Layers, outermost first; only the first is a security boundary, the others filter what it need not see:
 
-1. Before anything runs: the code is parsed, never executed, and refused
-   unless every import is on ``ALLOWED_IMPORTS``, no name on ``FORBIDDEN_NAMES`` is used and no dunder
-   attribute (``__class__``, ``__subclasses__`` ...) is touched, and it defines ``potential(observation)``.
-2. The process: ``python -I -S`` with an empty environment (no inherited variables, no keys), a fresh
-   temporary working directory, resource limits set before the code is read (CPU seconds, address space,
-   no new processes, no file larger than 0 bytes, few file descriptors).
-3. Inside it: the allowed modules are imported first, then an audit hook refuses opening files, sockets,
-   processes, ctypes, new imports, compile and exec (but the one exec of the checked code); the code runs
-   with a reduced ``__builtins__`` (no ``open``, ``__import__`` only for the allow-list, no ``eval``/``exec``).
-4. The call protocol is fixed: one JSON line in (``{"observation": str}``), one JSON line out (``{"phi":
-   float}``), under a wall-clock timeout; a crash, a timeout, a non-number or a refused action gives Φ = 0,
-   is counted, and the process is restarted.
+1. The OS boundary (``isolation.py``): bubblewrap namespaces (no network, no other processes, a read-only
+   filesystem of system libraries and Python with an empty tmpfs), as an unprivileged user, with resource
+   limits (CPU seconds, address space, no new processes, no file writes, few descriptors) set before the
+   code is read. Where bubblewrap cannot run, the sandbox refuses to start unless the user passed
+   ``--unsafe-local-exec``.
+2. Before anything runs: the code is parsed, never executed, and refused unless every import is on
+   ``ALLOWED_IMPORTS``, no name on ``FORBIDDEN_NAMES`` is used and no dunder attribute is touched, and it
+   defines ``potential(observation)``.
+3. Inside the process (``sandbox_runner.py``): an audit hook refuses files, sockets, processes, ctypes, new
+   imports, compile and exec; the code runs with reduced builtins. Code that reaches ``sys`` (through
+   ``collections._sys``, say) can undo this layer: it is a filter, not a boundary.
+4. The protocol: length-prefixed JSON frames, requests on the process's stdin and replies on a dedicated pipe
+   (its stdout and stderr go nowhere), each reply carrying its request's id, at most ``MAX_REPLY_BYTES``,
+   read under a deadline. A reply that is late, oversized, malformed or for another request ends the
+   process (restarted on the next call). Φ must be a finite number with ``|Φ| <= MAX_ABS_PHI``.
 
-What it does not do: network namespaces (they need privileges); the audit hook and the missing ``socket``
-module are what keep the code off the network.
+Every failure gives Φ = 0 and is counted by kind: errors raised by the code, timeouts, crashes (the process
+died or broke the protocol) and invalid values.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
+import os
 import selectors
+import signal
+import struct
 import subprocess
-import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from textagents.methods.bk.isolation import BUBBLEWRAP, ISOLATIONS, runner_command
+from textagents.methods.bk.shaping import MAX_ABS_PHI, valid_potential
 
 ALLOWED_IMPORTS = frozenset({"math", "re", "collections", "itertools", "functools", "string", "statistics"})
 FORBIDDEN_NAMES = frozenset(
@@ -57,6 +65,11 @@ FORBIDDEN_NAMES = frozenset(
     }
 )
 ENTRY_POINT = "potential"
+#: A frame's header: the length of the JSON that follows (the runner's ``HEADER``).
+FRAME_HEADER = struct.Struct(">I")
+MAX_REPLY_BYTES = 4096
+MAX_ERROR_CHARS = 300
+STARTUP_TIMEOUT_S = 10.0
 
 
 class UnsafeCodeError(ValueError):
@@ -87,150 +100,143 @@ def check_code(source: str) -> None:
         raise UnsafeCodeError(f"the code defines no function {ENTRY_POINT}(observation)")
 
 
-# The sandbox process's program. It must not import this package: it runs with -I -S from a temporary
-# directory, with nothing but the standard library.
-_RUNNER = r"""
-import json, resource, sys
-cpu_s, memory_bytes = int(sys.argv[1]), int(sys.argv[2])
-resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
-resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
-resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-resource.setrlimit(resource.RLIMIT_NOFILE, (8, 8))
-ALLOWED = json.loads(sys.argv[3])
-source = json.loads(sys.stdin.readline())["code"]
-modules = {name: __import__(name) for name in ALLOWED}
-import builtins
-SAFE = {k: getattr(builtins, k) for k in (
-    "abs all any bool dict enumerate filter float frozenset int isinstance len list map max min "
-    "range reversed round set sorted str sum tuple zip ValueError KeyError IndexError TypeError "
-    "ZeroDivisionError Exception True False None"
-).split()}
-def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-    if level or name.split(".")[0] not in modules:
-        raise ImportError(f"import of {name!r} is not allowed")
-    return modules[name.split(".")[0]]
-SAFE["__import__"] = guarded_import
-state = {"exec_allowed": 1}
-BLOCKED = ("open", "socket", "subprocess", "os.", "ctypes", "import", "compile", "shutil", "pty", "sys._getframe",
-           "object.__getattr__", "code.", "marshal", "pickle", "fcntl", "mmap", "winreg", "urllib", "http")
-def hook(event, args):
-    if event == "exec":
-        if state["exec_allowed"]:
-            state["exec_allowed"] -= 1
-            return
-        raise RuntimeError(f"refused by the sandbox: {event}")
-    if event.startswith(BLOCKED):
-        raise RuntimeError(f"refused by the sandbox: {event}")
-code = compile(source, "<llm potential>", "exec")
-namespace = {"__builtins__": SAFE, "__name__": "llm_potential"}
-sys.addaudithook(hook)
-try:
-    exec(code, namespace)  # trusted: this is the sandbox process, under its limits and audit hook
-    potential = namespace["potential"]
-    ready = {"ready": True}
-except BaseException as error:
-    ready = {"error": f"{type(error).__name__}: {error}"}
-sys.stdout.write(json.dumps(ready) + "\n")
-sys.stdout.flush()
-for line in sys.stdin:
-    try:
-        value = float(potential(json.loads(line)["observation"]))
-        reply = {"phi": value}
-    except BaseException as error:
-        reply = {"error": f"{type(error).__name__}: {error}"[:300]}
-    sys.stdout.write(json.dumps(reply) + "\n")
-    sys.stdout.flush()
-"""
+class ProtocolError(Exception):
+    """The sandbox process broke the protocol: no reply, a malformed, oversized or foreign one, or it died."""
 
 
 @dataclass
 class SandboxStats:
     calls: int = 0
-    failures: int = 0  # crashes, refused actions, non-numbers
+    failures: int = 0  # every call that gave Φ = 0 by failing: the four kinds below
+    errors: int = 0  # raised by the code, or refused by the in-process filter
     timeouts: int = 0
+    crashes: int = 0  # the process died or broke the protocol
+    invalid: int = 0  # not a finite number within ±MAX_ABS_PHI
     restarts: int = 0
     seconds: float = 0.0
     last_error: str = ""
-    errors: dict[str, int] = field(default_factory=dict)
+    error_kinds: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, float]:
-        per_call = self.seconds / self.calls if self.calls else 0.0
+        counts = ("calls", "failures", "errors", "timeouts", "crashes", "invalid", "restarts")
         return {
-            "calls": self.calls,
-            "failures": self.failures,
-            "timeouts": self.timeouts,
-            "restarts": self.restarts,
-            "seconds_per_call": per_call,
+            **{name: getattr(self, name) for name in counts},
+            "seconds_per_call": self.seconds / self.calls if self.calls else 0.0,
         }
 
 
 class SandboxedPotential:
     """``potential(observation) -> float`` from LLM-written ``source``, run in the sandbox process.
 
-    Called as a potential (``obj(obs, info)``: the observation's text). ``check=False`` skips the static
-    check, for tests that show the process layers stop what the check would have refused.
+    Called as a potential (``obj(obs, info)``: the observation's text). ``isolation`` is ``bubblewrap`` (the
+    OS boundary) or ``unsafe-local-exec`` (none: only when the user asked for it). ``check=False`` skips the
+    static check and ``restrict=False`` the in-process filter, for tests that show the OS boundary stops what
+    those layers would have refused.
     """
 
     def __init__(
         self,
         source: str,
         *,
+        isolation: str = BUBBLEWRAP,
         timeout_s: float = 1.0,
         cpu_s: int = 60,
         memory_mb: int = 512,
         check: bool = True,
+        restrict: bool = True,
     ):
+        if isolation not in ISOLATIONS:
+            raise ValueError(f"isolation must be one of {list(ISOLATIONS)}, got {isolation!r}")
         if check:
             check_code(source)
-        self.source, self.timeout_s, self.cpu_s, self.memory_mb = source, timeout_s, cpu_s, memory_mb
+        self.source, self.isolation, self.restrict = source, isolation, restrict
+        self.timeout_s, self.cpu_s, self.memory_mb = timeout_s, cpu_s, memory_mb
         self.stats = SandboxStats()
-        self.ready_error = ""
-        self._workdir = tempfile.TemporaryDirectory(prefix="bk-sandbox-")
-        self._process: subprocess.Popen[str] | None = None
+        #: (kind, message) when the process did not start or the code did not load: every call fails so
+        self.start_failure: tuple[str, str] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._replies = -1
+        self._request_id = 0
         self._start()
 
     def _start(self) -> None:
-        allowed = json.dumps(sorted(ALLOWED_IMPORTS))
-        command = [sys.executable, "-I", "-S", "-c", _RUNNER, str(self.cpu_s), str(self.memory_mb << 20), allowed]
-        self._process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={},
-            cwd=self._workdir.name,
-            text=True,
-        )
-        self._process.stdin.write(json.dumps({"code": self.source}) + "\n")
-        self._process.stdin.flush()
-        reply = self._read(max(self.timeout_s, 10.0))
-        if reply is None or "error" in reply:
-            self.ready_error = (reply or {}).get("error", "the sandbox did not start")
+        replies, reply_end = os.pipe()
+        arguments = [str(reply_end), str(self.cpu_s), str(self.memory_mb << 20), str(int(self.restrict))]
+        try:
+            self._process = subprocess.Popen(
+                runner_command(self.isolation, arguments),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(reply_end,),
+                env={},
+                cwd="/",
+                start_new_session=True,
+            )
+        finally:
+            os.close(reply_end)
+        self._replies = replies
+        os.set_blocking(replies, False)
+        os.set_blocking(self._process.stdin.fileno(), False)
+        try:
+            deadline = time.monotonic() + max(self.timeout_s, STARTUP_TIMEOUT_S)
+            self._send({"code": self.source, "allowed": sorted(ALLOWED_IMPORTS)}, deadline)
+            reply = self._receive(deadline)
+        except (ProtocolError, TimeoutError) as error:
+            self.start_failure = ("crashes", f"crash: the sandbox did not start: {error}")
+        else:
+            if reply.get("ready") is not True:
+                self.start_failure = ("errors", str(reply.get("error", "the code did not load"))[:MAX_ERROR_CHARS])
+        if self.start_failure is not None:
             self.close_process()
 
-    def _read(self, timeout: float) -> dict[str, Any] | None:
-        process = self._process
-        with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
-            if not selector.select(timeout):
-                return None
-        line = process.stdout.readline()
+    def _send(self, message: dict[str, Any], deadline: float) -> None:
+        data = json.dumps(message).encode()
+        pending = memoryview(FRAME_HEADER.pack(len(data)) + data)
+        stream = self._process.stdin.fileno()
+        while pending:
+            if not _wait(stream, selectors.EVENT_WRITE, deadline):
+                raise TimeoutError("the sandbox did not read its request in time")
+            try:
+                pending = pending[os.write(stream, pending) :]
+            except BlockingIOError:
+                continue
+            except OSError as error:
+                raise ProtocolError(f"the sandbox process died ({type(error).__name__})") from error
+
+    def _receive(self, deadline: float) -> dict[str, Any]:
+        header = self._read_exactly(FRAME_HEADER.size, deadline)
+        (length,) = FRAME_HEADER.unpack(header)
+        if length > MAX_REPLY_BYTES:
+            raise ProtocolError(f"a reply of {length} bytes (at most {MAX_REPLY_BYTES})")
         try:
-            return json.loads(line) if line else None
-        except json.JSONDecodeError:
-            return None
+            reply = json.loads(self._read_exactly(length, deadline))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ProtocolError("a reply that is not JSON") from error
+        if not isinstance(reply, dict):
+            raise ProtocolError("a reply that is not a JSON object")
+        return reply
 
-    def _restart(self) -> None:
-        self.close_process()
-        self.stats.restarts += 1
-        self._start()
+    def _read_exactly(self, size: int, deadline: float) -> bytes:
+        data = b""
+        while len(data) < size:
+            if not _wait(self._replies, selectors.EVENT_READ, deadline):
+                raise TimeoutError("no reply in time")
+            try:
+                chunk = os.read(self._replies, size - len(data))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise ProtocolError("the sandbox process died")
+            data += chunk
+        return data
 
-    def _fail(self, error: str) -> float:
+    def _fail(self, kind: str, error: str) -> float:
+        setattr(self.stats, kind, getattr(self.stats, kind) + 1)
         self.stats.failures += 1
-        self.stats.last_error = error
-        kind = error.split(":")[0]
-        self.stats.errors[kind] = self.stats.errors.get(kind, 0) + 1
+        self.stats.last_error = error[:MAX_ERROR_CHARS]
+        label = error.split(":")[0][:60]
+        self.stats.error_kinds[label] = self.stats.error_kinds.get(label, 0) + 1
         return 0.0
 
     def __call__(self, obs: Any, info: dict[str, Any] | None = None) -> float:
@@ -238,50 +244,64 @@ class SandboxedPotential:
         return self.phi(text)
 
     def phi(self, observation: str) -> float:
-        """Φ of ``observation``, or 0 when the code fails, times out or returns no finite number."""
+        """Φ of ``observation``, or 0 when the code fails, times out, crashes or returns no valid number."""
         self.stats.calls += 1
         start = time.perf_counter()
         try:
-            if self.ready_error:
-                return self._fail(self.ready_error)
-            if self._process is None or self._process.poll() is not None:
-                self._restart()
-            try:
-                self._process.stdin.write(json.dumps({"observation": observation}) + "\n")
-                self._process.stdin.flush()
-            except (BrokenPipeError, OSError):
-                self._restart()
-                return self._fail("the sandbox process died")
-            reply = self._read(self.timeout_s)
-            if reply is None:
-                self.stats.timeouts += 1
-                self._restart()
-                return self._fail("timeout or crash")
-            if "error" in reply:
-                return self._fail(reply["error"])
-            value = reply.get("phi")
-            if not isinstance(value, int | float) or value != value or value in (float("inf"), float("-inf")):
-                return self._fail(f"not a finite number: {value!r}")
-            return float(value)
+            if self._process is None and self.start_failure is None:
+                self.stats.restarts += 1
+                self._start()
+            if self.start_failure is not None:
+                return self._fail(*self.start_failure)
+            return self._call(observation)
         finally:
             self.stats.seconds += time.perf_counter() - start
+
+    def _call(self, observation: str) -> float:
+        self._request_id += 1
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            self._send({"id": self._request_id, "observation": observation}, deadline)
+            reply = self._receive(deadline)
+            if reply.get("id") != self._request_id:
+                raise ProtocolError("a reply to another request")
+        except TimeoutError as error:
+            self.close_process()
+            return self._fail("timeouts", f"timeout: {error}")
+        except ProtocolError as error:
+            self.close_process()
+            return self._fail("crashes", f"crash: {error}")
+        if "error" in reply:
+            return self._fail("errors", str(reply["error"]))
+        value = reply.get("phi")
+        if not valid_potential(value):
+            return self._fail("invalid", f"not a finite number within ±{MAX_ABS_PHI:g}: {str(value)[:40]}")
+        return float(value)
 
     def close_process(self) -> None:
         if self._process is not None:
             if self._process.poll() is None:
-                self._process.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self._process.pid, signal.SIGKILL)
             self._process.wait()
-            for stream in (self._process.stdin, self._process.stdout):
-                if stream is not None:
-                    stream.close()
+            self._process.stdin.close()
             self._process = None
+        if self._replies >= 0:
+            os.close(self._replies)
+            self._replies = -1
 
     def close(self) -> None:
         self.close_process()
-        self._workdir.cleanup()
 
     def __enter__(self) -> SandboxedPotential:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _wait(fd: int, event: int, deadline: float) -> bool:
+    """Whether ``fd`` is ready for ``event`` before ``deadline``."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, event)
+        return bool(selector.select(max(0.0, deadline - time.monotonic())))

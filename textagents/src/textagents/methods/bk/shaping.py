@@ -13,6 +13,7 @@ that led to the observation (absent after a reset), for potentials over (action,
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,13 @@ import numpy as np
 
 TERMINAL_MODES = ("original", "masked")
 Potential = Callable[[Any, dict[str, Any]], float]
+#: The largest |Φ| taken as a potential; larger values, like non-finite ones, are replaced by 0 and counted.
+MAX_ABS_PHI = 1e6
+
+
+def valid_potential(value: Any) -> bool:
+    """Whether ``value`` is a real number (not a bool) with ``|value| <= MAX_ABS_PHI`` (NaN is not)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and abs(value) <= MAX_ABS_PHI
 
 
 class RunningStd:
@@ -61,11 +69,13 @@ class PotentialShaping(gym.Wrapper):
         self.terminal, self.normalize = terminal, normalize
         self.stats = RunningStd()
         self.last = 0.0
+        self.invalid_potentials = 0
 
     def _phi(self, obs: Any, info: dict[str, Any]) -> float:
         raw = float(self.potential(obs, info))
-        if not np.isfinite(raw):
+        if not valid_potential(raw):
             raw = 0.0
+            self.invalid_potentials += 1
         if not self.normalize:
             return raw
         self.stats.update(raw)

@@ -47,6 +47,7 @@ def run_comparison(
     llm: Any = None,
     progress: bool = True,
     settings: dict[str, Any] | None = None,
+    unsafe_local_exec: bool = False,
 ) -> Path:
     from textagents.methods.core.runner import run_method
 
@@ -68,7 +69,9 @@ def run_comparison(
         if (run_dir / "report.md").is_file() and RunDir(run_dir).recorded()["config"]["iterations"] >= iterations:
             continue  # finished (a larger `iterations` extends it)
         resume = any((run_dir / "checkpoints").glob("iter_*"))
-        run_method(method, path, run_dir, resume=resume, llm=llm, progress=progress)
+        run_method(
+            method, path, run_dir, resume=resume, llm=llm, progress=progress, unsafe_local_exec=unsafe_local_exec
+        )
     return write_comparison(out, method, key, values, seeds)
 
 

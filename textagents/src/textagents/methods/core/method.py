@@ -15,11 +15,13 @@ from textagents.methods.core.run_dir import Checkpoint
 
 @dataclass
 class RunContext:
-    """What a method may use: its run folder and the LLM (built on first use, recorded to the run's
-    ``llm_calls.jsonl`` or replayed from a recording)."""
+    """What a method may use: its run folder, the LLM (built on first use, recorded to the run's
+    ``llm_calls.jsonl`` or replayed from a recording), and whether the user accepted running LLM-written code
+    with no OS boundary (``--unsafe-local-exec``; never from a config)."""
 
     run_dir: Path
     llm: Callable[[], LLMBackend]
+    unsafe_local_exec: bool = False
 
 
 class Method(ABC):

@@ -82,13 +82,15 @@ def run_method(
     resume: bool = False,
     llm: LLMChoice | None = None,
     progress: bool = True,
+    unsafe_local_exec: bool = False,
 ) -> dict[str, Any]:
-    """Train ``name`` with the config at ``config_path`` into ``out`` (or continue it with ``resume``)."""
+    """Train ``name`` with the config at ``config_path`` into ``out`` (or continue it with ``resume``);
+    ``unsafe_local_exec``: the user accepts running LLM-written code with no OS boundary (BK-Code)."""
     cls = method_class(name)
     llm = llm or LLMChoice()
     config = load_config(cls.config_class, config_path, llm.config_overrides())
     run = RunDir(out)
-    method = cls(config, RunContext(run.path, _llm_factory(config, run, llm)))
+    method = cls(config, RunContext(run.path, _llm_factory(config, run, llm), unsafe_local_exec))
     try:
         start = 0
         if resume:
@@ -126,6 +128,7 @@ def evaluate_run(
     checkpoint: int | None = None,
     llm: LLMChoice | None = None,
     settings: dict[str, Any] | None = None,
+    unsafe_local_exec: bool = False,
 ) -> dict:
     """Evaluate a run's checkpoint (default: its last) and append the result to its ``evals.jsonl``;
     ``settings`` change the run's config for this evaluation (e.g. ``{"temperature": 0}``) and are logged."""
@@ -144,7 +147,7 @@ def evaluate_run(
     state = run.load_checkpoint(checkpoint)
     if state is None:
         raise RunDirError(f"{run.path} has no checkpoint to evaluate yet")
-    method = cls(config, RunContext(run.path, _llm_factory(config, run, llm)))
+    method = cls(config, RunContext(run.path, _llm_factory(config, run, llm), unsafe_local_exec))
     try:
         method.restore(state)
         result = {"iteration": state.iteration, **method.evaluate(), "settings": settings or {}, "time": time.time()}
@@ -154,7 +157,7 @@ def evaluate_run(
     return result
 
 
-def report_run(name: str, out: str | Path) -> Path:
+def report_run(name: str, out: str | Path, *, unsafe_local_exec: bool = False) -> Path:
     """Write a run's ``report.md`` again from its ``metrics.jsonl`` (after the report code changed, or for a
     run still in progress), with the method's last checkpoint restored for its sections."""
     cls = method_class(name)
@@ -163,7 +166,7 @@ def report_run(name: str, out: str | Path) -> Path:
     if recorded["method"] != name:
         raise RunDirError(f"{run.path} is a {recorded['method']!r} run, not {name!r}")
     config = config_from_dict(cls.config_class, recorded["config"], str(run.path / "config.json"))
-    method = cls(config, RunContext(run.path, _llm_factory(config, run, LLMChoice(replay=None))))
+    method = cls(config, RunContext(run.path, _llm_factory(config, run, LLMChoice(replay=None)), unsafe_local_exec))
     try:
         state = run.load_checkpoint(None)
         if state is not None:
