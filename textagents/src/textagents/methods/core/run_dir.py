@@ -15,6 +15,14 @@ differ otherwise) and a checkpoint; it drops the metrics lines logged after that
 is counted twice, and the run continues from the checkpoint's iteration. Only ``iterations`` may change: a
 larger value extends the run (a finished one too: training goes on from its last checkpoint, and
 ``config.json`` records the new length under ``extended``), a value below the checkpoint's is refused.
+
+A damaged folder is resumed as far as it can be, never silently (a ``RunDirWarning`` says what was skipped):
+a checkpoint whose ``state.json`` or tensors file is missing or does not load is skipped for the newest
+intact one (an error naming the folder and each file when none is intact); a metrics line that does not
+parse is dropped, named by file and line number with the record it followed. That line is a warning, not a
+refusal: metrics are a log of the training and the checkpoint alone decides where it goes on, so the lost
+line changes nothing that follows, while a refusal would leave a run that only a hand edit could continue.
+A last line cut short (a kill while it was written) is the expected case of the same.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +53,14 @@ EXTENDABLE = "iterations"  # the one setting a resume may change (upwards: see R
 
 class RunDirError(RuntimeError):
     """A run directory that cannot be used as asked (not empty, nothing to resume, another config)."""
+
+
+class DamagedCheckpointError(RunDirError):
+    """A checkpoint folder whose state or tensors file is missing or does not load."""
+
+
+class RunDirWarning(UserWarning):
+    """Part of a run directory skipped because it is damaged: an unreadable metrics line, a checkpoint."""
 
 
 @dataclass
@@ -90,7 +107,10 @@ class RunDir:
         path = self.path / CONFIG_FILE
         if not path.is_file():
             raise RunDirError(f"{self.path} holds no run ({CONFIG_FILE} is missing): nothing to resume or evaluate")
-        return json.loads(path.read_text())
+        try:
+            return json.loads(path.read_bytes())
+        except ValueError as error:
+            raise RunDirError(f"{path} is not JSON ({error}): the run's record is damaged") from None
 
     def check_same(self, method: str, config: dict[str, Any]) -> None:
         recorded = self.recorded()
@@ -109,7 +129,7 @@ class RunDir:
         checkpoint = self.load_checkpoint()
         if checkpoint is None:
             raise RunDirError(f"{self.path} has no checkpoint yet: nothing to resume; start it again in a new folder")
-        kept = [r for r in self.metrics() if r.get("iteration", 0) <= checkpoint.iteration]
+        kept = self._metrics_up_to(checkpoint.iteration)
         write_text_atomic(self.metrics_path, "".join(json.dumps(r, default=to_json) + "\n" for r in kept))
         self._record_length(config.get(EXTENDABLE), checkpoint.iteration)
         return checkpoint
@@ -136,6 +156,23 @@ class RunDir:
     def metrics(self) -> list[dict[str, Any]]:
         return read_jsonl(self.metrics_path)[0] if self.metrics_path.is_file() else []
 
+    def _metrics_up_to(self, iteration: int) -> list[dict[str, Any]]:
+        """The metrics records of iterations up to ``iteration``; each line that does not parse is named in a
+        ``RunDirWarning`` with what it costs (see the module docstring)."""
+        if not self.metrics_path.is_file():
+            return []
+        data = self.metrics_path.read_bytes()
+        lines = data.removesuffix(b"\n").split(b"\n") if data else []
+        records = [_parse_record(line) for line in lines]
+        for index in (i for i, record in enumerate(records) if record is None):
+            before = next((r for r in reversed(records[:index]) if r is not None), None)
+            after = next((r for r in records[index + 1 :] if r is not None), None)
+            cut_short = index == len(lines) - 1 and not data.endswith(b"\n")
+            what = ", the last line, is cut short (a kill while it was written)" if cut_short else " does not parse"
+            message = f"{self.metrics_path}:{index + 1}{what} and is dropped: {_cost(before, after, iteration)}"
+            warnings.warn(f"{message} ({lines[index][:80]!r})", RunDirWarning, stacklevel=3)
+        return [r for r in records if r is not None and r.get("iteration", 0) <= iteration]
+
     def log_eval(self, record: dict[str, Any]) -> None:
         append_records(self.path / EVALS_FILE, [record], default=to_json)
 
@@ -150,7 +187,8 @@ class RunDir:
         final = folder / f"iter_{checkpoint.iteration:06d}"
         staging = Path(tempfile.mkdtemp(dir=folder, prefix=".staging-"))
         try:
-            state = {"iteration": checkpoint.iteration, "state": checkpoint.state}
+            names = sorted(checkpoint.tensors)  # checked on load: a tensors file lost or replaced is seen
+            state = {"iteration": checkpoint.iteration, "state": checkpoint.state, "tensors": names}
             (staging / STATE_FILE).write_text(json.dumps(state, default=to_json))
             if checkpoint.tensors:
                 from safetensors.torch import save_file
@@ -162,29 +200,104 @@ class RunDir:
                     os.fsync(handle.fileno())
             staging.chmod(0o755)
             if final.exists():
-                shutil.rmtree(final)
+                _remove_checkpoint(final)
             os.replace(staging, final)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         for old in self.checkpoints()[:-keep]:
-            shutil.rmtree(old)
+            _remove_checkpoint(old)
         return final
 
     def load_checkpoint(self, iteration: int | None = None) -> Checkpoint | None:
-        """The checkpoint of ``iteration`` (default: the last one); None when there is none."""
+        """The checkpoint of ``iteration`` (``DamagedCheckpointError`` when it is damaged), by default the
+        newest intact one (a ``RunDirWarning`` for each damaged one skipped); None when there is none."""
         found = self.checkpoints()
-        if iteration is not None:
-            found = [p for p in found if p.name == f"iter_{iteration:06d}"]
-            if not found:
-                have = ", ".join(str(int(p.name.split("_")[1])) for p in self.checkpoints()) or "none"
-                raise RunDirError(f"{self.path} has no checkpoint of iteration {iteration}; it has: {have}")
-        if not found:
-            return None
-        folder = found[-1]
-        state = json.loads((folder / STATE_FILE).read_text())
-        tensors = {}
-        if (folder / TENSORS_FILE).is_file():
-            from safetensors.torch import load_file
+        if iteration is None:
+            return self._newest_intact(found) if found else None
+        folder = self.path / CHECKPOINTS / f"iter_{iteration:06d}"
+        if folder not in found:
+            have = ", ".join(str(int(p.name.split("_")[1])) for p in found) or "none"
+            raise RunDirError(f"{self.path} has no checkpoint of iteration {iteration}; it has: {have}")
+        return _read_checkpoint(folder)
 
-            tensors = load_file(folder / TENSORS_FILE)
-        return Checkpoint(int(state["iteration"]), state["state"], tensors)
+    def _newest_intact(self, folders: list[Path]) -> Checkpoint:
+        damaged: list[str] = []
+        for folder in reversed(folders):
+            try:
+                checkpoint = _read_checkpoint(folder)
+            except DamagedCheckpointError as error:
+                damaged.append(str(error))
+                continue
+            for reason in damaged:
+                warnings.warn(f"{reason}; skipped, using iteration {checkpoint.iteration}", RunDirWarning, stacklevel=3)
+            return checkpoint
+        raise RunDirError(
+            f"{self.path} has no intact checkpoint: {'; '.join(damaged)}; restore one from a copy, or start the "
+            "run again in a new folder"
+        )
+
+
+def _parse_record(line: bytes) -> dict[str, Any] | None:
+    """The JSON object on ``line``; None when it is not one."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _cost(before: dict[str, Any] | None, after: dict[str, Any] | None, checkpoint: int) -> str:
+    """What an unreadable metrics line between the records ``before`` and ``after`` costs a resume from
+    ``checkpoint``: its record, unless it came after the checkpoint (then its iteration is trained again)."""
+    if before is not None and before.get("iteration", 0) > checkpoint:
+        return f"it came after the checkpoint (iteration {checkpoint}), whose later iterations are trained again"
+    lost = f"the record logged after {_describe(before)}" if before else "the file's first record"
+    if after is not None and after.get("iteration", 0) <= checkpoint:
+        return f"{lost} is lost"
+    return f"{lost} is lost if it was of iteration {checkpoint} or before (later ones are trained again)"
+
+
+def _describe(record: dict[str, Any]) -> str:
+    return f"{record.get('kind', 'record')} iteration {record.get('iteration')}"
+
+
+def _read_checkpoint(folder: Path) -> Checkpoint:
+    """The checkpoint saved in ``folder``; ``DamagedCheckpointError`` naming the file missing or unreadable."""
+    path = folder / STATE_FILE
+    try:
+        saved = json.loads(path.read_bytes())
+        iteration, state, names = int(saved["iteration"]), saved["state"], saved.get("tensors")
+        if not isinstance(state, dict) or not isinstance(names, list | None):
+            raise TypeError("its state is not an object, or its tensor names not a list")
+    except FileNotFoundError:
+        raise DamagedCheckpointError(f"{path} is missing") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise DamagedCheckpointError(f"{path} is not a checkpoint's state ({type(error).__name__}: {error})") from None
+    return Checkpoint(iteration, state, _read_tensors(folder / TENSORS_FILE, names))
+
+
+def _read_tensors(path: Path, names: list[str] | None) -> dict[str, Any]:
+    """The tensors saved at ``path`` (safetensors: loading runs no code), which must be ``names`` when the
+    state lists them (checkpoints from before it did are taken as they are)."""
+    if not path.is_file():
+        if names:
+            raise DamagedCheckpointError(f"{path} is missing (state.json names tensors {names})")
+        return {}
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        tensors = load_file(path)
+    except (SafetensorError, OSError) as error:
+        raise DamagedCheckpointError(f"{path} does not load ({error})") from None
+    if names is not None and sorted(tensors) != sorted(names):
+        raise DamagedCheckpointError(f"{path} holds tensors {sorted(tensors)}, not {names} as state.json says")
+    return tensors
+
+
+def _remove_checkpoint(folder: Path) -> None:
+    """Delete a checkpoint folder after moving it out of the checkpoint names in one rename: a kill while
+    deleting cannot leave part of it to be taken for a checkpoint."""
+    trash = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".removing-"))
+    os.replace(folder, trash / folder.name)
+    shutil.rmtree(trash)
