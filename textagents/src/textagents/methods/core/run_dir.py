@@ -281,7 +281,7 @@ def _read_tensors(path: Path, names: list[str] | None) -> dict[str, Any]:
     state lists them (checkpoints from before it did are taken as they are)."""
     if not path.is_file():
         if names:
-            raise DamagedCheckpointError(f"{path} is missing (state.json names tensors {names})")
+            raise DamagedCheckpointError(f"{path} is missing (state.json names {len(names)} tensors)")
         return {}
     from safetensors import SafetensorError
     from safetensors.torch import load_file
@@ -291,7 +291,10 @@ def _read_tensors(path: Path, names: list[str] | None) -> dict[str, Any]:
     except (SafetensorError, OSError) as error:
         raise DamagedCheckpointError(f"{path} does not load ({error})") from None
     if names is not None and sorted(tensors) != sorted(names):
-        raise DamagedCheckpointError(f"{path} holds tensors {sorted(tensors)}, not {names} as state.json says")
+        unexpected = sorted(set(tensors) ^ set(names))
+        raise DamagedCheckpointError(
+            f"{path} does not hold the tensors state.json names ({len(unexpected)} differ, e.g. {unexpected[0]!r:.80})"
+        )
     return tensors
 
 
