@@ -108,7 +108,8 @@ def test_a_server_url_must_be_http(tmp_path):
 def test_the_dry_run_plan_shows_where_prompts_and_the_key_go(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("EXAMPLE_API_KEY", "secret")
     suite = llm_suite(tmp_path, "base_url: 'https://user@llm.example.org:8443/v1', api_key_env: EXAMPLE_API_KEY")
-    assert main(["bench", "run", str(suite), "--out", str(tmp_path / "o"), "--dry-run"]) == 0
+    run = ["bench", "run", str(suite), "--out", str(tmp_path / "o"), "--dry-run", "--allow-host", "llm.example.org"]
+    assert main(run) == 0
     err = capsys.readouterr().err
     assert "agent 'remote' (llm-generate): the model 'm' at https://user@llm.example.org:8443/v1" in err
     assert "the key in $EXAMPLE_API_KEY (set) go to https://llm.example.org:8443" in err

@@ -172,7 +172,7 @@ def _bench_run(args: argparse.Namespace) -> int:
         "llm_replay": _absolute(args.llm_replay),
     }
     try:
-        suite = load_suite(args.suite, llm_overrides=overrides)
+        suite = load_suite(args.suite, llm_overrides=overrides, allowed_hosts=_allowed_hosts(args))
     except SuiteError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -221,6 +221,24 @@ def _model(args: argparse.Namespace) -> str | None:
     return args.model
 
 
+def _allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
+    """The hosts the user lets an API key go to besides this machine: ``--allow-host``'s and ``--base-url``'s."""
+    from textagents.llm.key_hosts import url_host
+
+    typed = (url_host(args.base_url),) if args.base_url is not None else ()
+    return (*args.allow_host, *typed)
+
+
+def _allowed_host(text: str) -> str:
+    """A ``--allow-host`` value, normalised; argparse's usage error (exit 2) unless it is a bare host."""
+    from textagents.llm.key_hosts import normalise_host
+
+    try:
+        return normalise_host(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
 def _add_llm_recording(parser: argparse.ArgumentParser) -> None:
     recording = parser.add_mutually_exclusive_group()
     recording.add_argument("--llm-record", metavar="FILE", help="append every LLM request and answer to this JSONL")
@@ -263,7 +281,7 @@ def _llm_choice(args: argparse.Namespace):
     from textagents.methods.core.runner import LLMChoice
 
     record, replay = _absolute(args.llm_record), _absolute(args.llm_replay)
-    return LLMChoice(_model(args), args.base_url, args.api_key_env, record, replay)
+    return LLMChoice(_model(args), args.base_url, args.api_key_env, record, replay, _allowed_hosts(args))
 
 
 def _method_run(args: argparse.Namespace) -> int:
@@ -337,6 +355,15 @@ def _add_llm_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     parser.add_argument("--api-key-env", help="environment variable holding the server's API key")
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        type=_allowed_host,
+        metavar="HOST",
+        help="a host an API key may be sent to besides this machine and the --base-url host, e.g. a server a "
+        "suite or config names (repeatable)",
+    )
     _add_llm_recording(parser)
 
 

@@ -25,6 +25,7 @@ import difflib
 import hashlib
 import math
 import re
+from collections.abc import Collection
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from gymnasium.envs.registration import load_env_creator
 from textagents.bench.agents import AGENT_KINDS, LLMOptions
 from textagents.bench.costs import PRICE_KEYS
 from textagents.bench.typecheck import describe, matches, parameter_hints
+from textagents.llm.key_hosts import key_host_refusal
 from textagents.llm.openai_backend import check_api_key_env, server_address
 from textenvs.core.registration import LazyEntryPoint, accepted_kwargs, load_attr
 
@@ -195,7 +197,14 @@ def _check_env(check: _Checker, raw: Any, index: int, default_seeds: tuple[int, 
     return EnvConfig(name=name, id=env_id, kwargs=dict(kwargs), seeds=seeds)
 
 
-def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], overrides: dict[str, Any]) -> AgentConfig:
+def _check_agent(
+    check: _Checker,
+    raw: Any,
+    index: int,
+    env_names: list[str],
+    overrides: dict[str, Any],
+    allowed_hosts: Collection[str],
+) -> AgentConfig:
     where = f"agents[{index}]"
     raw = check.mapping(raw, where, None, ("name", "kind"))
     name = check.name(raw["name"], f"{where}.name")
@@ -227,16 +236,16 @@ def _check_agent(check: _Checker, raw: Any, index: int, env_names: list[str], ov
             if options.get(key) is not None
         }
         parsed = replace(parsed, **{**recordings, **{k: v for k, v in overrides.items() if v is not None}})
-        _check_server(check, where, parsed)
+        _check_server(check, where, parsed, allowed_hosts)
     for folder in ("run", "dataset"):  # named relative to the suite file
         if folder in options:
             parsed = replace(parsed, **{folder: str((check.path.parent / options[folder]).resolve())})
     return AgentConfig(name=name, kind=kind_name, options=parsed, envs=envs)
 
 
-def _check_server(check: _Checker, where: str, options: LLMOptions) -> None:
-    """The key's variable is named like an API key and the server's URL is http(s): a suite cannot send any
-    variable anywhere."""
+def _check_server(check: _Checker, where: str, options: LLMOptions, allowed_hosts: Collection[str]) -> None:
+    """The key's variable is named like an API key, the server's URL is http(s) and a key set in that variable
+    goes only to this machine or ``allowed_hosts``: a suite cannot send any variable anywhere."""
     try:
         check_api_key_env(options.api_key_env)
     except ValueError as error:
@@ -246,6 +255,9 @@ def _check_server(check: _Checker, where: str, options: LLMOptions) -> None:
             server_address(options.base_url)
         except ValueError as error:
             raise check.fail(f"{where}.base_url", str(error)) from error
+        refusal = key_host_refusal(options.base_url, options.api_key_env, allowed_hosts)
+        if refusal is not None:
+            raise check.fail(f"{where}.base_url", refusal)
 
 
 def _check_prices(check: _Checker, raw: Any) -> dict[str, dict[str, float]]:
@@ -268,11 +280,14 @@ def _is_required(option: Any) -> bool:
     return option.default is MISSING and option.default_factory is MISSING
 
 
-def load_suite(path: str | Path, llm_overrides: dict[str, Any] | None = None) -> Suite:
+def load_suite(
+    path: str | Path, llm_overrides: dict[str, Any] | None = None, allowed_hosts: Collection[str] = ()
+) -> Suite:
     """Read and validate a suite: every env id, kwarg (name and type), agent kind and option is checked,
     and every env is built once, so that a bad suite fails here, before any episode. ``llm_overrides``
     (``model``, ``base_url``, ``api_key_env``, ``llm_record``, ``llm_replay``) fill in the LLM agents'
-    options from the command line."""
+    options from the command line; an API key goes only to a loopback host or to ``allowed_hosts``
+    (``key_hosts.normalise_host``'s form), which only the user names."""
     path = Path(path)
     if not path.is_file():
         raise SuiteError(f"{path}: no such suite file")
@@ -295,7 +310,7 @@ def load_suite(path: str | Path, llm_overrides: dict[str, Any] | None = None) ->
     envs = [_check_env(check, env, i, seeds) for i, env in enumerate(raw["envs"])]
     _unique(check, "envs", [e.name for e in envs], "env names (give each a distinct `name`)")
     names = [e.name for e in envs]
-    agents = [_check_agent(check, a, i, names, llm_overrides or {}) for i, a in enumerate(raw["agents"])]
+    agents = [_check_agent(check, a, i, names, llm_overrides or {}, allowed_hosts) for i, a in enumerate(raw["agents"])]
     _unique(check, "agents", [a.name for a in agents], "agent names")
 
     runnable, skipped = [], []

@@ -12,7 +12,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from textagents.llm.base import LLMBackend
-from textagents.methods.core.config import config_from_dict, load_config
+from textagents.llm.key_hosts import key_host_refusal
+from textagents.methods.core.config import ConfigError, config_from_dict, load_config
 from textagents.methods.core.method import RunContext
 from textagents.methods.core.report import write_report
 from textagents.methods.core.run_dir import RunDir, RunDirError
@@ -21,17 +22,28 @@ from textagents.methods.registry import method_class
 
 @dataclass(frozen=True)
 class LLMChoice:
-    """The command line's LLM settings: they override the config's, and say where calls are recorded or
-    replayed from (default: recorded to the run's ``llm_calls.jsonl``)."""
+    """The command line's LLM settings: they override the config's, say where calls are recorded or
+    replayed from (default: recorded to the run's ``llm_calls.jsonl``) and which hosts besides this machine
+    an API key may go to (``key_hosts.normalise_host``'s form)."""
 
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
     record: str | None = None
     replay: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
 
     def config_overrides(self) -> dict[str, Any]:
         return {"model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env}
+
+
+def _check_key_host(config: Any, choice: LLMChoice) -> None:
+    """``ConfigError`` when the config's server would get an API key the user did not allow it."""
+    if choice.replay is not None:
+        return  # answers come from the recording, no server
+    refusal = key_host_refusal(config.base_url, config.api_key_env, choice.allowed_hosts)
+    if refusal is not None:
+        raise ConfigError(f"base_url {config.base_url!r}: {refusal}")
 
 
 def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
@@ -46,6 +58,7 @@ def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
         elif config.base_url is not None:
             from textagents.llm import OpenAIBackend
 
+            _check_key_host(config, choice)
             backend = OpenAIBackend(config.model, base_url=config.base_url, api_key_env=config.api_key_env)
         elif config.llm_backend == "llamacpp":
             from textagents.llm.llamacpp_backend import LlamaCppBackend
@@ -89,6 +102,7 @@ def run_method(
     cls = method_class(name)
     llm = llm or LLMChoice()
     config = load_config(cls.config_class, config_path, llm.config_overrides())
+    _check_key_host(config, llm)  # before the run folder is made
     run = RunDir(out)
     method = cls(config, RunContext(run.path, _llm_factory(config, run, llm), unsafe_local_exec))
     try:
@@ -144,6 +158,7 @@ def evaluate_run(
         str(run.path / "config.json"),
         llm.config_overrides(),
     )
+    _check_key_host(config, llm)
     state = run.load_checkpoint(checkpoint)
     if state is None:
         raise RunDirError(f"{run.path} has no checkpoint to evaluate yet")
