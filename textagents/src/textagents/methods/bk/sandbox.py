@@ -33,7 +33,7 @@ import signal
 import struct
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from textagents.methods.bk.isolation import BUBBLEWRAP, ISOLATIONS, runner_command
@@ -115,7 +115,6 @@ class SandboxStats:
     restarts: int = 0
     seconds: float = 0.0
     last_error: str = ""
-    error_kinds: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, float]:
         counts = ("calls", "failures", "errors", "timeouts", "crashes", "invalid", "restarts")
@@ -161,6 +160,7 @@ class SandboxedPotential:
 
     def _start(self) -> None:
         replies, reply_end = os.pipe()
+        self._replies = replies
         arguments = [str(reply_end), str(self.cpu_s), str(self.memory_mb << 20), str(int(self.restrict))]
         try:
             self._process = subprocess.Popen(
@@ -173,9 +173,11 @@ class SandboxedPotential:
                 cwd="/",
                 start_new_session=True,
             )
+        except OSError:
+            self.close_process()
+            raise
         finally:
             os.close(reply_end)
-        self._replies = replies
         os.set_blocking(replies, False)
         os.set_blocking(self._process.stdin.fileno(), False)
         try:
@@ -235,8 +237,6 @@ class SandboxedPotential:
         setattr(self.stats, kind, getattr(self.stats, kind) + 1)
         self.stats.failures += 1
         self.stats.last_error = error[:MAX_ERROR_CHARS]
-        label = error.split(":")[0][:60]
-        self.stats.error_kinds[label] = self.stats.error_kinds.get(label, 0) + 1
         return 0.0
 
     def __call__(self, obs: Any, info: dict[str, Any] | None = None) -> float:
