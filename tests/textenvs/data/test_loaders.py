@@ -1,4 +1,5 @@
-"""The safe YAML loader on real Housekeep scenes, and pickled .npy loaded only after its sha256 matched."""
+"""The safe YAML loader (bounded: alias bombs and huge files refused) on real Housekeep scenes, and pickled .npy
+loaded only after its sha256 matched."""
 
 from __future__ import annotations
 
@@ -9,9 +10,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
-from textenvs.data import ASSETS, ChecksumError, DataNotFoundError, asset_path, checksum, load_npy, load_yaml, loaders
+from tests.yaml_bomb import alias_bomb
+from textenvs.data import (
+    ASSETS,
+    ChecksumError,
+    DataNotFoundError,
+    YAMLInputError,
+    asset_path,
+    checksum,
+    load_npy,
+    load_yaml,
+    loaders,
+    parse_yaml,
+    read_yaml,
+)
 
 ANNOTATIONS = "housekeep/amt/data.npy"
 
@@ -43,9 +56,61 @@ def test_other_python_tags_are_refused(tmp_path: Path, document: str) -> None:
     marker = tmp_path / "executed"
     path = tmp_path / "evil.yaml"
     path.write_text(document.format(marker=marker))
-    with pytest.raises(yaml.constructor.ConstructorError, match="python/"):
+    with pytest.raises(YAMLInputError, match="python/"):
         load_yaml(path)
     assert not marker.exists()
+
+
+def test_an_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.yaml"
+    path.write_text(alias_bomb("seeds"))
+    expected = f"{path}: refusing YAML whose aliases expand it past 2,097,152 characters"
+    for read in (read_yaml, load_yaml):
+        with pytest.raises(YAMLInputError) as caught:
+            read(path)
+        assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("document", "refusal"),
+    [
+        ("a: &a [*a]", "with an alias inside the value it names"),
+        ("a: &a {b: [1, *a]}", "with an alias inside the value it names"),
+        ("s: &s " + "x" * 999_000 + "\nrepeated: [*s, *s, *s]", "whose aliases expand it past"),  # 3 long strings
+    ],
+)
+def test_endless_and_over_expanding_aliases_are_refused(document: str, refusal: str) -> None:
+    with pytest.raises(YAMLInputError, match=f"^doc: refusing YAML {refusal}"):
+        parse_yaml(document, "doc")
+
+
+def test_aliases_within_the_limits_still_work() -> None:
+    document = "base: &base {lr: 0.1, layers: [64, 64]}\nruns: [*base, *base]\nname: &n run\nagain: *n\n"
+    expected = {"lr": 0.1, "layers": [64, 64]}
+    assert parse_yaml(document, "doc") == {
+        "base": expected,
+        "runs": [expected, expected],
+        "name": "run",
+        "again": "run",
+    }
+
+
+def test_a_file_over_the_byte_limit_is_refused_without_reading_it_all(tmp_path: Path) -> None:
+    path = tmp_path / "large.yaml"
+    path.write_bytes(b"#" * (loaders.MAX_YAML_BYTES + 1))
+    with pytest.raises(YAMLInputError, match=r"large.yaml: larger than 1,048,576 bytes"):
+        read_yaml(path)
+    with pytest.raises(YAMLInputError, match=r"^text: larger than 1,048,576 bytes"):
+        parse_yaml("#" * (loaders.MAX_YAML_BYTES + 1), "text")
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [("n: " + "1" * 5000, "4300 digits"), ("d: 2024-13-01", "month"), ("s: \udcff", "surrogates not allowed")],
+)
+def test_values_python_cannot_read_are_not_valid_yaml(document: str, problem: str) -> None:
+    with pytest.raises(YAMLInputError, match=f"^doc: not valid YAML: .*{problem}"):
+        parse_yaml(document, "doc")
 
 
 def test_pickled_annotations_load_after_verification(data_dir: Path) -> None:
