@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 import torch
-import yaml
+
+from textenvs.data import read_yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "perf"))
@@ -58,7 +59,7 @@ class ExampleConfig:
 
     @classmethod
     def load(cls, path: Path) -> ExampleConfig:
-        data = yaml.safe_load(path.read_text())
+        data = read_yaml(path)
         fields = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - fields)
         if unknown:

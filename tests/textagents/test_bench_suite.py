@@ -9,6 +9,7 @@ from typing import Literal
 import pytest
 
 from tests.textagents.bench_fixtures import SMALL_SUITE, SMALL_SUITE_EPISODES, write_suite
+from tests.yaml_bomb import alias_bomb, run_bounded
 from textagents.bench import SuiteError, load_suite
 from textagents.bench.typecheck import describe, matches
 from textagents.cli import main
@@ -89,6 +90,19 @@ def test_not_yaml_and_missing_file(tmp_path):
     assert "not valid YAML" in suite_error(tmp_path, "envs: [\n")
     with pytest.raises(SuiteError, match="no such suite file"):
         load_suite(tmp_path / "absent.yaml")
+
+
+def test_a_dry_run_refuses_an_alias_bomb_in_bounded_memory_and_time(tmp_path):
+    suite = write_suite(tmp_path, alias_bomb("seeds") + "envs: [{id: BabyAI-Text-GoToLocal-v0}]\nagents: []\n")
+    out = tmp_path / "run"
+    result = run_bounded("textagents.cli", "bench", "run", str(suite), "--out", str(out), "--dry-run")
+    assert result.stderr == f"error: {suite}: refusing YAML whose aliases expand it past 2,097,152 characters\n"
+    assert result.returncode == 2 and not out.exists()
+
+
+def test_a_huge_value_makes_a_short_message(tmp_path):
+    message = suite_error(tmp_path, SMALL_SUITE.replace("name: small", f"max_steps: {list(range(20_000))}"))
+    assert message.endswith(": max_steps: expected int, got list [0, 1, 2, 3, 4, 5, ...]"), message[:200]
 
 
 def test_cli_refuses_a_malformed_suite_before_any_episode(tmp_path, capsys):

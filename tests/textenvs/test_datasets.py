@@ -11,9 +11,13 @@ import gymnasium as gym
 import pytest
 import yaml
 
+from tests.yaml_bomb import alias_bomb
 from textenvs.cli import main
+from textenvs.data import YAMLInputError
 from textenvs.testing.rollout import canonical
 from textenvs.trajectories import create_dataset, read_dataset
+from textenvs.trajectories.card import read_card_info
+from textenvs.trajectories.cli import parse_env_kwarg
 from textenvs.trajectories.hf_format import COLUMNS, DATA_FILE
 
 from .corridor_env import CORRIDOR_ID
@@ -168,6 +172,13 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path, capsys):
     assert main(["dataset", "create", BABYAI, "--episodes", "1", "--env-kwarg", "max_steps", "--out", "x"]) == 2
     assert "is not KEY=VALUE" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]  # no half-written dataset anywhere
+
+
+def test_an_alias_bomb_in_an_env_kwarg_or_a_card_is_refused():
+    with pytest.raises(YAMLInputError, match=r"^--env-kwarg 'max_steps': refusing YAML whose aliases expand"):
+        parse_env_kwarg("max_steps=" + alias_bomb("x"))
+    with pytest.raises(YAMLInputError, match=r"^README.md: refusing YAML whose aliases expand"):
+        read_card_info(f"---\n{alias_bomb('textenvs')}---\n", "README.md")
 
 
 def test_a_missing_extra_names_it(tmp_path, monkeypatch):

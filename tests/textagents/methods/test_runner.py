@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.yaml_bomb import alias_bomb, run_bounded
 from textagents.cli import main
+from textagents.methods.core.compare import parse_setting, parse_vary
 from textagents.methods.core.config import ConfigError, load_config
 from textagents.methods.core.run_dir import RunDirError
 from textagents.methods.core.runner import LLMChoice, evaluate_run, run_method
 from textagents.methods.example.config import ExampleConfig
+from textenvs.data import YAMLInputError
 
 REPO = Path(__file__).resolve().parents[3]
 SMOKE = REPO / "benchmarks" / "methods" / "example" / "smoke.yaml"
@@ -49,6 +52,28 @@ def _metrics(run_dir: Path) -> list[dict]:
 def test_bad_configs_are_refused_naming_the_setting(tmp_path, text, match):
     with pytest.raises(ConfigError, match=match):
         load_config(ExampleConfig, _config(tmp_path, text))
+
+
+def test_a_huge_value_makes_a_short_message(tmp_path):
+    path = _config(tmp_path, f"iterations: {list(range(20_000))}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(ExampleConfig, path)
+    assert str(caught.value) == f"{path}: iterations: expected int, got list [0, 1, 2, 3, 4, 5, ...]"
+
+
+def test_method_run_refuses_an_alias_bomb_config_in_bounded_memory_and_time(tmp_path):
+    config = _config(tmp_path, alias_bomb("iterations"))
+    out = tmp_path / "run"
+    result = run_bounded("textagents.cli", "method", "run", "example", str(config), "--out", str(out))
+    assert result.stderr == f"error: {config}: refusing YAML whose aliases expand it past 2,097,152 characters\n"
+    assert result.returncode == 2 and not out.exists()
+
+
+def test_command_line_settings_refuse_alias_bombs_and_endless_values():
+    with pytest.raises(YAMLInputError, match=r"^--set 'iterations': refusing YAML whose aliases expand"):
+        parse_setting("iterations=" + alias_bomb("x"))
+    with pytest.raises(YAMLInputError, match=r"^--vary 'iterations': refusing YAML with an alias inside the value"):
+        parse_vary("iterations=1,&a [*a]")
 
 
 def test_a_missing_config_file_is_named(tmp_path):

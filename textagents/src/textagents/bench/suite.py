@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import yaml
 from gymnasium.envs.registration import load_env_creator
 
 from textagents.bench.agents import AGENT_KINDS, LLMOptions
@@ -39,7 +38,9 @@ from textagents.bench.costs import PRICE_KEYS
 from textagents.bench.typecheck import describe, matches, parameter_hints
 from textagents.llm.key_hosts import key_host_refusal
 from textagents.llm.openai_backend import check_api_key_env, server_address
+from textenvs.core.messages import short_repr, type_and_repr
 from textenvs.core.registration import LazyEntryPoint, accepted_kwargs, load_attr
+from textenvs.data import YAMLInputError, parse_yaml, read_yaml_bytes
 
 SUITE_KEYS = ("name", "description", "seeds", "max_steps", "envs", "agents", "prices")
 ENV_KEYS = ("id", "name", "kwargs", "seeds")
@@ -114,7 +115,7 @@ def unknown_choice(what: str, value: Any, valid: list[str] | tuple[str, ...]) ->
     """``unknown <what> 'x' (did you mean 'y'?); valid: ...``"""
     close = difflib.get_close_matches(str(value), list(valid), n=3)
     hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-    return f"unknown {what} {value!r}{hint}; valid: {', '.join(valid)}"
+    return f"unknown {what} {short_repr(value)}{hint}; valid: {', '.join(valid)}"
 
 
 class _Checker:
@@ -128,7 +129,7 @@ class _Checker:
 
     def mapping(self, value: Any, where: str, valid: tuple[str, ...] | None, required: tuple[str, ...] = ()) -> dict:
         if not isinstance(value, dict):
-            raise self.fail(where, f"expected a mapping, got {type(value).__name__} {value!r}")
+            raise self.fail(where, f"expected a mapping, got {type_and_repr(value)}")
         if valid is not None:
             for key in value:
                 if key not in valid:
@@ -140,13 +141,14 @@ class _Checker:
 
     def typed(self, value: Any, hint: Any, where: str) -> Any:
         if not matches(value, hint):
-            raise self.fail(where, f"expected {describe(hint)}, got {type(value).__name__} {value!r}")
+            raise self.fail(where, f"expected {describe(hint)}, got {type_and_repr(value)}")
         return value
 
     def name(self, value: Any, where: str) -> str:
         if not isinstance(value, str) or not NAME.fullmatch(value):
             raise self.fail(
-                where, f"expected a name of letters, digits and . _ + - (not starting with one), got {value!r}"
+                where,
+                f"expected a name of letters, digits and . _ + - (not starting with one), got {short_repr(value)}",
             )
         return value
 
@@ -160,7 +162,7 @@ class _Checker:
             return tuple(range(start, start + count))
         self.typed(value, list[int], where)
         if not value or len(set(value)) != len(value):
-            raise self.fail(where, f"expected a non-empty list of distinct ints, got {value!r}")
+            raise self.fail(where, f"expected a non-empty list of distinct ints, got {short_repr(value)}")
         return tuple(value)
 
 
@@ -174,7 +176,9 @@ def _check_env(check: _Checker, raw: Any, index: int, default_seeds: tuple[int, 
     if env_id not in gym.registry:
         close = difflib.get_close_matches(env_id, known, n=3)
         hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-        raise check.fail(f"{where}.id", f"unknown env id {env_id!r}{hint}; `textenvs list` shows the valid ids")
+        raise check.fail(
+            f"{where}.id", f"unknown env id {short_repr(env_id)}{hint}; `textenvs list` shows the valid ids"
+        )
     kwargs = check.mapping(raw.get("kwargs", {}), f"{where}.kwargs", None)
     entry_point = gym.spec(env_id).entry_point
     try:
@@ -271,7 +275,7 @@ def _check_prices(check: _Checker, raw: Any) -> dict[str, dict[str, float]]:
         for key in PRICE_KEYS:
             value = check.typed(price[key], float, f"{where}.{key}")
             if not (math.isfinite(value) and value >= 0):
-                raise check.fail(f"{where}.{key}", f"must be a finite number >= 0, got {value!r}")
+                raise check.fail(f"{where}.{key}", f"must be a finite number >= 0, got {short_repr(value)}")
         prices[model] = {key: float(price[key]) for key in PRICE_KEYS}
     return prices
 
@@ -291,12 +295,12 @@ def load_suite(
     path = Path(path)
     if not path.is_file():
         raise SuiteError(f"{path}: no such suite file")
-    data = path.read_bytes()
     check = _Checker(path)
     try:
-        raw = yaml.safe_load(data)
-    except yaml.YAMLError as error:
-        raise SuiteError(f"{path}: not valid YAML: {error}") from error
+        data = read_yaml_bytes(path)
+        raw = parse_yaml(data, str(path))
+    except YAMLInputError as error:
+        raise SuiteError(str(error)) from error
     raw = check.mapping(raw, "", SUITE_KEYS, ("envs", "agents"))
     seeds = check.seeds(raw.get("seeds", {"count": 10}), "seeds")
     max_steps = check.typed(raw.get("max_steps", 100_000), int, "max_steps")
@@ -340,7 +344,7 @@ def load_suite(
 def _unique(check: _Checker, where: str, names: list[str], what: str) -> None:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise check.fail(where, f"repeated {what}: {', '.join(map(repr, repeated))}")
+        raise check.fail(where, f"repeated {what}: {', '.join(map(short_repr, repeated))}")
 
 
 def _build_envs_once(check: _Checker, envs: list[EnvConfig], agents: list[AgentConfig]) -> None:
@@ -363,5 +367,5 @@ def _check_agents_can_play(check: _Checker, envs: list[EnvConfig], agents: list[
         for env in envs:
             reason = kind.cannot_play(env.id, env.kwargs, agent.options) if agent.plays(env) else None
             if reason:
-                where = f"agent {agent.name!r} on env {env.name!r}"
+                where = f"agent {short_repr(agent.name)} on env {short_repr(env.name)}"
                 raise check.fail(where, f"{reason}: list the envs this agent can play in its `envs:`")

@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 import yaml
 
+from textenvs.data import parse_yaml
 from textenvs.trajectories.hf_format import COLUMNS, DATA_FILE, is_image_space
 from textenvs.trajectories.info import DatasetInfo
 from textenvs.trajectories.minari_format import DATA_DIR
@@ -145,7 +146,7 @@ def read_card_info(text: str, where: str) -> dict[str, Any]:
     """The ``textenvs`` entry of a card's YAML header."""
     if not text.startswith("---\n") or "\n---\n" not in text[4:]:
         raise ValueError(f"{where}: no YAML header between '---' lines")
-    header = yaml.safe_load(text[4 : text.index("\n---\n", 4)])
+    header = parse_yaml(text[4 : text.index("\n---\n", 4)], where)
     if not isinstance(header, dict) or not isinstance(header.get("textenvs"), dict):
         raise ValueError(f"{where}: the YAML header has no 'textenvs' entry: not a textenvs dataset card")
     return header["textenvs"]

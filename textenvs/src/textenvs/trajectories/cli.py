@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import yaml
-
+from textenvs.core.messages import short_repr
+from textenvs.data import parse_yaml
 from textenvs.trajectories.info import EXTRA, FORMATS
 from textenvs.trajectories.record import POLICIES
 
@@ -15,8 +15,8 @@ def parse_env_kwarg(text: str) -> tuple[str, Any]:
     """``KEY=VALUE`` with VALUE read as YAML (``max_steps=64``, ``obs_mode=text+pixels``)."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
-        raise ValueError(f"--env-kwarg {text!r} is not KEY=VALUE (e.g. --env-kwarg max_steps=64)")
-    return key.strip(), yaml.safe_load(value)
+        raise ValueError(f"--env-kwarg {short_repr(text)} is not KEY=VALUE (e.g. --env-kwarg max_steps=64)")
+    return key.strip(), parse_yaml(value, f"--env-kwarg {short_repr(key.strip())}")
 
 
 def cmd_create(args: argparse.Namespace) -> int:

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from types import ModuleType
 from typing import Any
 
+from textenvs.core.messages import short_repr
+
 #: ``--format`` values: a Minari dataset (Arrow storage), or Hugging Face ``datasets`` parquet.
 FORMATS = ("minari", "hf")
 #: The pip extra that installs ``minari`` and ``datasets``.
@@ -29,7 +31,7 @@ def require(module: str) -> ModuleType:
 
 def check_format(value: str) -> str:
     if value not in FORMATS:
-        raise ValueError(f"unknown dataset format {value!r}; valid formats: {', '.join(FORMATS)}")
+        raise ValueError(f"unknown dataset format {short_repr(value)}; valid formats: {', '.join(FORMATS)}")
     return value
 
 
@@ -82,4 +84,4 @@ class DatasetInfo:
                 textenvs_version=str(data.get("textenvs_version", "")),
             )
         except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"{where}: not a textenvs dataset description ({error}): {str(data)[:200]}") from error
+            raise ValueError(f"{where}: not a textenvs dataset description ({error}): {short_repr(data)}") from error

@@ -73,12 +73,9 @@ class BKConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.prompt_source not in PROMPT_SOURCES:
-            raise ValueError(f"prompt_source must be one of {list(PROMPT_SOURCES)}, got {self.prompt_source!r}")
-        if self.shaping not in SHAPINGS:
-            raise ValueError(f"shaping must be one of {list(SHAPINGS)}, got {self.shaping!r}")
-        if self.pref_labeller not in PREF_LABELLERS:
-            raise ValueError(f"pref_labeller must be one of {list(PREF_LABELLERS)}, got {self.pref_labeller!r}")
+        self.require_choice("prompt_source", PROMPT_SOURCES)
+        self.require_choice("shaping", SHAPINGS)
+        self.require_choice("pref_labeller", PREF_LABELLERS)
         if not 0 < self.goal_threshold <= 1:
             raise ValueError(f"goal_threshold must be in (0, 1], got {self.goal_threshold}")
         if not 0 <= self.pref_smoothing < 1:

@@ -15,26 +15,28 @@ import numpy as np
 import yaml
 
 from textagents.bench.store import write_text_atomic
-from textagents.methods.core.config import ConfigError, load_config
+from textagents.methods.core.config import ConfigError, load_config, read_config_file
 from textagents.methods.core.run_dir import RunDir
 from textagents.methods.registry import method_class
+from textenvs.core.messages import short_repr
+from textenvs.data import parse_yaml
 
 
 def parse_setting(text: str, flag: str = "--set") -> tuple[str, Any]:
-    """``"temperature=0"`` -> ``("temperature", 0)`` (the value read as YAML); ``flag`` names the option in
-    the error."""
+    """``"temperature=0"`` -> ``("temperature", 0)`` (the value read as YAML: ``textenvs.data.parse_yaml``);
+    ``flag`` names the option in the error."""
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise ConfigError(f"{flag} {text!r}: expected KEY=VALUE")
-    return key, yaml.safe_load(value)
+        raise ConfigError(f"{flag} {short_repr(text)}: expected KEY=VALUE")
+    return key, parse_yaml(value, f"{flag} {short_repr(key)}")
 
 
 def parse_vary(text: str) -> tuple[str, list[Any]]:
     """``"agent=glam,drrn"`` -> ``("agent", ["glam", "drrn"])`` (each value read as YAML: numbers stay numbers)."""
     key, sep, values = text.partition("=")
     if not sep or not key or not values:
-        raise ConfigError(f"--vary {text!r}: expected KEY=VALUE1,VALUE2")
-    return key, [yaml.safe_load(v) for v in values.split(",")]
+        raise ConfigError(f"--vary {short_repr(text)}: expected KEY=VALUE1,VALUE2")
+    return key, [parse_yaml(v, f"--vary {short_repr(key)}") for v in values.split(",")]
 
 
 def run_comparison(
@@ -52,7 +54,7 @@ def run_comparison(
     from textagents.methods.core.runner import run_method
 
     cls = method_class(method)
-    base = {**(yaml.safe_load(Path(config_path).read_text()) or {}), **(settings or {})}
+    base = {**read_config_file(config_path), **(settings or {})}
     out = Path(out)
     configs = out / "configs"
     configs.mkdir(parents=True, exist_ok=True)

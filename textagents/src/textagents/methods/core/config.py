@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-
 from textagents.bench.suite import unknown_choice
 from textagents.bench.typecheck import describe, matches, parameter_hints
 from textagents.llm.openai_backend import check_api_key_env, server_address
+from textenvs.core.messages import short_repr, type_and_repr
+from textenvs.data import YAMLInputError, read_yaml
 
 LLM_BACKENDS = ("transformers", "llamacpp")
 
@@ -47,8 +48,7 @@ class MethodConfig:
     def __post_init__(self) -> None:
         self.require_positive("iterations", "checkpoint_every", "keep_checkpoints")
         check_api_key_env(self.api_key_env)
-        if self.llm_backend not in LLM_BACKENDS:
-            raise ValueError(f"llm_backend must be one of {list(LLM_BACKENDS)}, got {self.llm_backend!r}")
+        self.require_choice("llm_backend", LLM_BACKENDS)
         if self.base_url is not None:
             server_address(self.base_url)
         if self.eval_every < 0:
@@ -63,6 +63,12 @@ class MethodConfig:
         for name in names:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+    def require_choice(self, name: str, choices: Collection[str]) -> None:
+        """A clear error when setting ``name`` is not one of ``choices``."""
+        value = getattr(self, name)
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {list(choices)}, got {short_repr(value)}")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -88,20 +94,25 @@ def config_from_dict(cls: type[C], raw: Any, source: str, overrides: dict[str, A
         if key not in valid:
             raise ConfigError(f"{source}: {unknown_choice('setting', key, valid)}")
         if key in hints and not matches(value, hints[key]):
-            raise ConfigError(f"{source}: {key}: expected {describe(hints[key])}, got {type(value).__name__} {value!r}")
+            raise ConfigError(f"{source}: {key}: expected {describe(hints[key])}, got {type_and_repr(value)}")
     try:
         return cls(**values)
     except (TypeError, ValueError) as error:
         raise ConfigError(f"{source}: {error}") from error
 
 
-def load_config(cls: type[C], path: str | Path, overrides: dict[str, Any] | None = None) -> C:
-    """Read ``path`` (YAML, safe loader) into ``cls``; ``overrides`` (e.g. ``--model``) win over the file."""
+def read_config_file(path: str | Path) -> Any:
+    """The settings in ``path``, unchecked (YAML read by ``textenvs.data.read_yaml``: safe loader, bounded
+    size); a ``ConfigError`` when there is no such file or it cannot be read."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such config file")
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from error
-    return config_from_dict(cls, raw, str(path), overrides)
+        return read_yaml(path) or {}
+    except YAMLInputError as error:
+        raise ConfigError(str(error)) from error
+
+
+def load_config(cls: type[C], path: str | Path, overrides: dict[str, Any] | None = None) -> C:
+    """Read ``path`` (``read_config_file``) into ``cls``; ``overrides`` (e.g. ``--model``) win over the file."""
+    return config_from_dict(cls, read_config_file(path), str(Path(path)), overrides)

@@ -49,10 +49,8 @@ class EllmConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.prompt_source not in PROMPT_SOURCES:
-            raise ValueError(f"prompt_source must be one of {list(PROMPT_SOURCES)}, got {self.prompt_source!r}")
-        if self.goal_source not in GOAL_SOURCES:
-            raise ValueError(f"goal_source must be one of {list(GOAL_SOURCES)}, got {self.goal_source!r}")
+        self.require_choice("prompt_source", PROMPT_SOURCES)
+        self.require_choice("goal_source", GOAL_SOURCES)
         self.require_positive(
             "llm_max_tokens",
             "uniform_goals",

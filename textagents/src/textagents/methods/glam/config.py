@@ -59,8 +59,7 @@ class GlamConfig(MethodConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "test_env_ids", tuple(self.test_env_ids))
-        if self.agent not in AGENTS:
-            raise ValueError(f"agent must be one of {list(AGENTS)}, got {self.agent!r}")
+        self.require_choice("agent", AGENTS)
         self.require_positive(
             "envs",
             "frames_per_env",

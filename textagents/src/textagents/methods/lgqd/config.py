@@ -120,18 +120,12 @@ class LGQDConfig(MethodConfig):
         self.dt_settings()  # checks the dt_* keys
         if self.deploy_items is not None and self.deploy_items < 1:
             raise ValueError(f"deploy_items must be >= 1 or null (every test item), got {self.deploy_items}")
-        if self.judge_scoring not in JUDGE_SCORINGS:
-            raise ValueError(f"judge_scoring must be one of {list(JUDGE_SCORINGS)}, got {self.judge_scoring!r}")
-        if self.deploy_strategy not in STRATEGIES:
-            raise ValueError(f"deploy_strategy must be one of {list(STRATEGIES)}, got {self.deploy_strategy!r}")
+        self.require_choice("judge_scoring", JUDGE_SCORINGS)
+        self.require_choice("deploy_strategy", STRATEGIES)
         if self.describe_items is not None and self.describe_items < 1:
             raise ValueError(f"describe_items must be >= 1 or null (every item), got {self.describe_items}")
-        if self.output_activation not in OUTPUT_ACTIVATIONS:
-            raise ValueError(
-                f"output_activation must be one of {list(OUTPUT_ACTIVATIONS)}, got {self.output_activation!r}"
-            )
-        if self.describer not in DESCRIBERS:
-            raise ValueError(f"describer must be one of {list(DESCRIBERS)}, got {self.describer!r}")
+        self.require_choice("output_activation", OUTPUT_ACTIVATIONS)
+        self.require_choice("describer", DESCRIBERS)
         if self.offspring < self.population:
             raise ValueError(f"offspring must be >= population (the original's rule), got {self.offspring}")
         if self.archive_additions > self.population + self.offspring:

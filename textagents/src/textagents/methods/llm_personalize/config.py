@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textagents.methods.core.config import MethodConfig
+from textenvs.core.messages import short_repr
 from textenvs.envs.housekeep.registration import LLM_PERSONALIZE_SCENES
 
 BASELINES = ("saycan", "sayplan")
@@ -51,11 +52,10 @@ class LLMPersonalizeConfig(MethodConfig):
             raise ValueError("scenes must name at least one scene")
         object.__setattr__(self, "scenes", tuple(self.scenes))
         object.__setattr__(self, "baselines", tuple(self.baselines))
-        if self.fine_tuning not in FINE_TUNING:
-            raise ValueError(f"fine_tuning must be one of {list(FINE_TUNING)}, got {self.fine_tuning!r}")
+        self.require_choice("fine_tuning", FINE_TUNING)
         unknown = sorted(set(self.baselines) - set(BASELINES))
         if unknown:
-            raise ValueError(f"unknown baseline(s) {unknown}; valid: {list(BASELINES)}")
+            raise ValueError(f"unknown baseline(s) {short_repr(unknown)}; valid: {list(BASELINES)}")
         self.require_positive(
             "train_demonstrations",
             "self_training_rollouts",
