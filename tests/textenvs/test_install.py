@@ -6,12 +6,17 @@ import importlib.metadata
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
 import textenvs
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _dependency_closure(dist: str, extras: tuple[str, ...] = ("all",)) -> set[str]:
@@ -81,3 +86,43 @@ def test_env_needing_data_fails_clearly_without_data_cache_or_network(tmp_path):
     assert "fastsim/maps/maze_hard.pbm" in message
     assert "$TEXTENVS_DATA_DIR: not set" in message and str(tmp_path / "cache") in message
     assert "Connection refused" in message and "textenvs download fastsim" in message
+
+
+def readme_first_python_snippet() -> str:
+    """README.md's first ```python block, dedented (it sits in a list item)."""
+    match = re.search(r"^[ \t]*```python\n(.*?)^[ \t]*```", (REPO / "README.md").read_text(), re.S | re.M)
+    assert match, "README.md has no ```python block"
+    return textwrap.dedent(match.group(1))
+
+
+def _env_without_pythonpath() -> dict[str, str]:
+    """This process's environment without PYTHONPATH, which would put source trees before a venv's install."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
+def test_readme_first_python_snippet_runs():
+    result = subprocess.run([sys.executable, "-c", readme_first_python_snippet()], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "go forward" in result.stdout  # the admissible commands it prints
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("TEXTENVS_ISOLATED"), reason="only in the textenvs-alone tox env (needs PyPI)")
+def test_readme_first_python_snippet_runs_after_a_bare_pip_install_of_textenvs(tmp_path):
+    """README: "`pip install ./textenvs` alone, no torch; then" the snippet. A fresh venv, no extras."""
+    source = tmp_path / "textenvs"
+    shutil.copytree(REPO / "textenvs", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
+    env = _env_without_pythonpath()
+    install = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)]
+    installed = subprocess.run(install, capture_output=True, text=True, env=env)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    # Run away from the repository, whose textenvs/ folder would otherwise be on the path.
+    snippet = subprocess.run(
+        [python, "-c", readme_first_python_snippet()], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert snippet.returncode == 0, snippet.stderr
+    no_torch = "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is not None)"
+    assert subprocess.run([python, "-c", no_torch], env=env, cwd=tmp_path).returncode == 0, "a bare install has torch"
