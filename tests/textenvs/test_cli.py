@@ -14,7 +14,7 @@ from textenvs.cli import format_table, main, play, run_command
 from textenvs.core import EnvEntry
 from textenvs.experts_report import expert_table
 
-from .corridor_env import CORRIDOR_ID
+from .corridor_env import CORRIDOR_ID, CorridorEnv
 
 
 def test_play_shows_mission_text_commands_and_metrics():
@@ -26,6 +26,33 @@ def test_play_shows_mission_text_commands_and_metrics():
     assert "You are in cell" in out
     assert "Commands: go left, go right, wait" in out
     assert "Episode over (terminated)" in out and "success" in out
+
+
+def test_play_offers_the_next_episode_with_the_next_seed_until_quit(monkeypatch):
+    seeds = []
+    reset = CorridorEnv.reset
+
+    def recording_reset(self, *, seed=None, options=None):
+        seeds.append(seed)
+        return reset(self, seed=seed, options=options)
+
+    monkeypatch.setattr(CorridorEnv, "reset", recording_reset)
+    stdout = io.StringIO()
+    # "go right" always moves one cell towards the door, 4 cells away at most: 8 of them end 2 episodes or more.
+    assert play(CORRIDOR_ID, 7, io.StringIO("go right\n" * 8 + "quit\n"), stdout) == 0
+    out = stdout.getvalue()
+    assert len(seeds) >= 3 and seeds == list(range(7, 7 + len(seeds)))
+    assert out.count("Episode over (terminated)") == len(seeds) - 1
+    assert all(f"Next episode (seed {seed})" in out for seed in seeds[1:])
+    assert out.rstrip().endswith("Bye.")
+
+
+def test_play_without_a_seed_goes_on_unseeded_and_ends_at_end_of_input():
+    stdout = io.StringIO()
+    assert play(CORRIDOR_ID, None, io.StringIO("go right\n" * 8), stdout) == 0
+    out = stdout.getvalue()
+    assert "Next episode; 'quit' ends the game." in out and "(seed" not in out
+    assert out.rstrip().endswith("Bye.")
 
 
 def test_play_reports_invalid_commands_and_quits():

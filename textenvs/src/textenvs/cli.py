@@ -89,30 +89,49 @@ def _read_action(env: gym.Env, line: str) -> Any:
 
 
 def play(env_id: str, seed: int | None, stdin: TextIO, stdout: TextIO, **kwargs: Any) -> int:
-    """Let a person play ``env_id``: show text, mission and admissible commands; read commands."""
+    """Let a person play ``env_id``, episode after episode (seeds ``seed``, ``seed + 1``, ...) until they type
+    'quit' or the input ends."""
     if env_id not in gym.registry:
         raise unknown_id_error(env_id, gym.registry)
     env = gym.make(env_id, **kwargs)
+    try:
+        stdout.write(play_help(env))
+        while _play_episode(env, seed, stdin, stdout):
+            seed = None if seed is None else seed + 1
+            stdout.write(f"\nNext episode{'' if seed is None else f' (seed {seed})'}; 'quit' ends the game.\n")
+        stdout.write("\nBye.\n")
+    finally:
+        env.close()
+    return 0
+
+
+def _show_observation(obs: dict[str, Any], info: dict[str, Any], write: Callable[[str], Any]) -> None:
+    if obs.get("mission"):
+        write(f"Mission: {obs['mission']}\n")
+    write(f"{obs.get('text', '')}\n")
+    if info.get("feedback"):
+        write(f"[{info['feedback']}]\n")
+    if info["admissible_commands"]:
+        write(f"Commands: {', '.join(info['admissible_commands'])}\n")
+
+
+def _play_episode(env: gym.Env, seed: int | None, stdin: TextIO, stdout: TextIO) -> bool:
+    """One episode from ``reset(seed=seed)``: show text, mission and admissible commands; read commands.
+
+    True when the episode ended, False when the player quit (or the input ended) first.
+    """
     obs, info = env.reset(seed=seed)
     total = 0.0
     write = stdout.write
     continuous = isinstance(env.action_space, gym.spaces.Box)
     prompt = f"action ({env.action_space.shape[0]} numbers)> " if continuous else "command> "
-    write(play_help(env))
     while True:
-        if obs.get("mission"):
-            write(f"Mission: {obs['mission']}\n")
-        write(f"{obs.get('text', '')}\n")
-        if info.get("feedback"):
-            write(f"[{info['feedback']}]\n")
-        if info["admissible_commands"]:
-            write(f"Commands: {', '.join(info['admissible_commands'])}\n")
+        _show_observation(obs, info, write)
         write(prompt)
         stdout.flush()
         line = stdin.readline()
         if not line or line.strip().lower() in QUIT_WORDS:
-            write("\nBye.\n")
-            return 0
+            return False
         if line.strip().lower() in HELP_WORDS:
             write(play_help(env))
             continue
@@ -127,7 +146,7 @@ def play(env_id: str, seed: int | None, stdin: TextIO, stdout: TextIO, **kwargs:
             write(f"Episode over ({'terminated' if terminated else 'truncated'}).\n")
             metrics = info.get("episode_metrics", {})
             write(format_table(("metric", "value"), sorted(metrics.items())) + "\n")
-            return 0
+            return True
 
 
 def cmd_play(args: argparse.Namespace) -> int:
