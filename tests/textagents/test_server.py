@@ -236,6 +236,8 @@ def test_an_over_long_prompt_is_a_400_naming_the_context_length(client):
         ("/v1/completions", b'{"prompt": "go", "stop": ["\\udfff"]}', "lone surrogate"),
         ("/v1/completions", b'{"prompt": "\xff\xfe"}', "malformed JSON"),
         ("/v1/chat/completions", b'{"messages": [{"role": "user", "content": "\\ud83d"}]}', "lone surrogate"),
+        ("/v1/completions", b'{"prompt": "hi", "stream": "yes"}', "'stream' must be bool, got str"),
+        ("/v1/completions", b'{"prompt": "hi", "top_p": 0}', "'top_p' must be in (0, 1]"),
     ],
 )
 def test_malformed_values_are_400s_not_500s(server, path, body, expected):
@@ -408,3 +410,84 @@ def test_a_client_that_hangs_up_while_waiting_leaves_the_queue(causal_backend):
             sock.sendall(head % len(COMPLETION) + COMPLETION)
             assert _eventually(lambda: busy.queue.pending == 2)
         assert _eventually(lambda: busy.queue.pending == 1)
+
+
+# ---------------------------------------------------------------------- hostile inputs and slow clients
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"prompt": ""}, "the prompt is empty (no tokens)"),
+        ({"prompt": [""]}, "the prompt is empty (no tokens)"),
+        ({"prompt": "", "stream": True}, "the prompt is empty (no tokens)"),
+        ({"prompt": "", "max_tokens": 0, "echo": True, "logprobs": 1}, "the prompt is empty (no tokens)"),
+        ({"prompt": ["go", ""]}, "prompt 1 is empty (no tokens)"),
+    ],
+)
+def test_an_empty_prompt_is_a_400_naming_it(server, body, expected):
+    # The tiny model's tokenizer adds no BOS token: "" has no tokens, and generation raised IndexError (a 500).
+    status, payload = _raw_post(server, "/v1/completions", json.dumps(body).encode())
+    assert status == 400 and payload["error"]["param"] == "prompt", payload
+    assert expected in payload["error"]["message"]
+
+
+def test_chat_with_empty_contents_is_answered(client):
+    # The template (or transcript) adds its own tokens around the contents: nothing to refuse.
+    reply = client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": ""}], max_tokens=1)
+    assert reply.choices[0].finish_reason in ("stop", "length")
+
+
+def test_messages_a_chat_template_refuses_are_a_400(server, causal_backend, monkeypatch):
+    template = (
+        "{% for m in messages %}{% if m['role'] not in ('system', 'user', 'assistant') %}"
+        "{{ raise_exception('unknown role ' + m['role']) }}{% endif %}{{ m['role'] }}: {{ m['content'] }}\n"
+        "{% endfor %}assistant:"
+    )
+    monkeypatch.setattr(causal_backend.tokenizer, "chat_template", template, raising=False)
+    body = {"messages": [{"role": "wizard", "content": "go"}], "max_tokens": 1}
+    status, payload = _raw_post(server, "/v1/chat/completions", json.dumps(body).encode())
+    assert status == 400 and payload["error"]["param"] == "messages", payload
+    assert "chat template refuses these messages: 'unknown role wizard'" in payload["error"]["message"]
+
+
+def test_a_vanishing_temperature_decodes_greedily(client, causal_backend):
+    # Logits divided by 1e-300 (0 in float32) were infinite: "probability tensor contains inf", a 500.
+    response = client.completions.create(model="tiny", prompt=CONTEXTS[0], max_tokens=4, temperature=1e-300)
+    assert response.choices[0].text == causal_backend.generate([CONTEXTS[0]], max_tokens=4)[0]
+
+
+@pytest.mark.parametrize(
+    ("stop", "expected"),
+    [
+        (["x"] * 5, "'stop' holds 5 strings; this server takes at most 4"),
+        ("x" * 65, "a stop string of 65 characters ('xxx"),
+        (["\n", "y" * 10_000], "longer than this server's limit of 64 characters"),
+    ],
+)
+def test_stop_strings_are_capped_in_number_and_length(server, stop, expected):
+    # 100,000 stop strings held the model for 55 s: transformers builds a table per string over the vocabulary.
+    body = json.dumps({"prompt": "go", "max_tokens": 1, "stop": stop}).encode()
+    status, payload = _raw_post(server, "/v1/completions", body)
+    assert status == 400 and payload["error"]["param"] == "stop", payload
+    assert expected in payload["error"]["message"] and len(payload["error"]["message"]) < 200
+
+
+def test_the_most_stop_strings_allowed_are_served(client):
+    response = client.completions.create(model="tiny", prompt="go", max_tokens=2, stop=["a" * 64, "b", "c", "\n"])
+    assert response.choices[0].finish_reason in ("stop", "length")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "status"),
+    [
+        ("model", '"' + "x" * 10_000 + '"', 404),
+        ("n", '"' + "x" * 10_000 + '"', 400),
+        ("stop", json.dumps(["w"] * 3_000), 400),
+        ("echo", json.dumps(["w"] * 3_000), 400),
+        ("seed", "9" * 4_000, 400),
+        ("temperature", "1" * 10_000 + "e999", 400),
+    ],
+)
+def test_error_messages_never_quote_a_whole_long_value(server, field, value, status):
+    body = b'{"prompt": "go", "max_tokens": 1, "%s": %s}' % (field.encode(), value.encode())
+    answered, payload = _raw_post(server, "/v1/completions", body)
+    assert answered == status and len(payload["error"]["message"]) < 200, payload

@@ -40,7 +40,9 @@ from textagents.llm.server_api import (
     RequestError,
     error_body,
     parse_body,
+    quoted,
     stream_chunks,
+    wants_stream,
 )
 from textagents.llm.server_queue import ClientGone, ModelQueue
 from textagents.llm.transformers_backend import TransformersBackend
@@ -135,21 +137,22 @@ class OpenAIApp:
         host = headers.get("host")
         if host is not None and not host_allowed(host, self.allowed_hosts):
             message = (
-                f"Host {host!r} is not a name of this server: use its IP address or localhost, or start it with "
+                f"Host {quoted(host)} is not a name of this server: use its IP address or localhost, or start it with "
                 "--allowed-host NAME (requests through other names are refused against DNS rebinding)"
             )
             raise RequestError(HTTPStatus.FORBIDDEN, message)
         if "origin" in headers:
-            message = f"requests from web pages (Origin {headers['origin']!r}) are refused"
+            message = f"requests from web pages (Origin {quoted(headers['origin'])}) are refused"
             raise RequestError(HTTPStatus.FORBIDDEN, message)
         if self.api_key is not None:
             given = headers.get("authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {self.api_key}".encode()):
                 raise RequestError(HTTPStatus.UNAUTHORIZED, "missing or wrong API key (Authorization: Bearer ...)")
 
-    def _prepare(self, endpoint: Callable[[dict[str, Any]], Job], raw: bytes) -> tuple[dict[str, Any], Job]:
+    def _prepare(self, endpoint: Callable[[dict[str, Any]], Job], raw: bytes) -> tuple[bool, Job]:
+        """Whether the answer is streamed, and the request's job."""
         body = parse_body(raw)
-        return body, endpoint(body)
+        return wants_stream(body), endpoint(body)
 
     async def _respond(self, request: Request) -> Response:
         deadline = asyncio.get_running_loop().time() + self.queue.timeout
@@ -163,9 +166,9 @@ class OpenAIApp:
             if endpoint is None:
                 return _json(HTTPStatus.OK, self.endpoints.models())
             raw = await _read_body(request, self.endpoints.limits.max_request_bytes)
-            body, job = await run_in_threadpool(self._prepare, endpoint, raw)
+            stream, job = await run_in_threadpool(self._prepare, endpoint, raw)
             response = await self.queue.run(job, deadline, _disconnected(request.receive))
-            return _event_stream(response) if body.get("stream") is True else _json(HTTPStatus.OK, response)
+            return _event_stream(response) if stream else _json(HTTPStatus.OK, response)
         except RequestError as error:
             return _json(error.status, error_body(error.status, str(error), error.param))
         except (ClientGone, ClientDisconnect):

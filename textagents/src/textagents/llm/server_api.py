@@ -2,8 +2,16 @@
 
 Checking happens before the model is asked: the JSON itself (finite numbers, valid unicode, no recursion
 bombs), each field's type and range, the prompts' lengths against the model's context and the request against
-the per-request caps of ``Limits``. Every refusal is a ``RequestError`` (a 4xx with a message naming the
-problem); what passes becomes a job, a function that runs the model and returns the response.
+the per-request caps of ``Limits`` and of the constants below. Every refusal is a ``RequestError`` (a 4xx with
+a message naming the problem); what passes becomes a job, a function that runs the model and returns the
+response.
+
+Fixed caps: ``MAX_LOGPROBS`` alternatives per token; ``MAX_STOP_STRINGS`` stop strings (OpenAI's limit) of at
+most ``MAX_STOP_LENGTH`` characters each. transformers turns a request's stop strings into a table over the
+whole vocabulary, built while the request holds the model, and keeps the last 8: for a 49k-token vocabulary,
+16 strings of 256 characters took 5 s and 0.8 GB, 4 of 64 characters 0.4 s and 50 MB (the table alone). A
+positive ``temperature`` under ``MIN_SAMPLING_TEMPERATURE`` decodes greedily, its limit: the logits divided by
+it would overflow to infinity.
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
+from jinja2 import TemplateError, TemplateSyntaxError
+
 from textagents.llm.base import Sampling
 
 if TYPE_CHECKING:  # torch stays unimported until a server is built: the CLI reads ``Limits`` for its defaults
@@ -24,7 +34,12 @@ if TYPE_CHECKING:  # torch stays unimported until a server is built: the CLI rea
 
 MAX_LOGPROBS = 20
 MAX_TEMPERATURE = 2.0
+MIN_SAMPLING_TEMPERATURE = 1e-5
 MAX_SEED = 2**63 - 1
+MAX_STOP_STRINGS = 4
+MAX_STOP_LENGTH = 64
+#: Characters of a client's value quoted in an error message.
+QUOTED_CHARS = 60
 
 #: A checked request's work: runs the model, returns the response body.
 Job = Callable[[], dict[str, Any]]
@@ -60,6 +75,16 @@ class RequestError(Exception):
         self.param = param
 
 
+def quoted(text: str) -> str:
+    """``text`` for an error message: its repr, cut to ``QUOTED_CHARS`` characters."""
+    return repr(text if len(text) <= QUOTED_CHARS else text[:QUOTED_CHARS] + "...")
+
+
+def shown_number(text: str) -> str:
+    """A number from the request for an error message: itself, or its length when it is long."""
+    return text if len(text) <= QUOTED_CHARS else f"a number of {len(text)} characters"
+
+
 def error_body(status: HTTPStatus, message: str, param: str | None = None) -> dict[str, Any]:
     """An error in OpenAI's format."""
     kind = "invalid_request_error" if status < 500 else "server_error"
@@ -74,7 +99,7 @@ def _refuse_constant(name: str) -> float:
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise RequestError(HTTPStatus.BAD_REQUEST, f"the number {text} is out of range")
+        raise RequestError(HTTPStatus.BAD_REQUEST, f"the number {shown_number(text)} is out of range")
     return value
 
 
@@ -120,7 +145,9 @@ def _field(body: dict[str, Any], name: str, kind: type | tuple[type, ...], defau
     if isinstance(value, bool) and kind in (int, float, (int, float)):
         raise RequestError(HTTPStatus.BAD_REQUEST, f"'{name}' must be a number, got {value!r}", name)
     if not isinstance(value, kind):
-        raise RequestError(HTTPStatus.BAD_REQUEST, f"'{name}' has the wrong type: {value!r}", name)
+        wanted = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        message = f"'{name}' must be {wanted}, got {type(value).__name__}"
+        raise RequestError(HTTPStatus.BAD_REQUEST, message, name)
     return value
 
 
@@ -128,31 +155,56 @@ def _in_range(body: dict[str, Any], name: str, kind: type, default: Any, low: fl
     """Field ``name`` of type ``kind`` (ints count as floats), within ``low..high``."""
     value = _field(body, name, (int, float) if kind is float else kind, default)
     if value is not None and not low <= value <= high:
-        raise RequestError(HTTPStatus.BAD_REQUEST, f"'{name}' must be in {low}..{high}, got {value}", name)
+        message = f"'{name}' must be in {low}..{high}, got {shown_number(str(value))}"
+        raise RequestError(HTTPStatus.BAD_REQUEST, message, name)
     return value if value is None else kind(value)
+
+
+def stop_strings_of(stop: Any) -> list[str]:
+    """The ``stop`` field: a string or a list of strings, at most ``MAX_STOP_STRINGS`` of at most
+    ``MAX_STOP_LENGTH`` characters."""
+    if stop is None:
+        return []
+    strings = [stop] if isinstance(stop, str) else stop
+    if not (isinstance(strings, list) and all(isinstance(s, str) for s in strings)):
+        message = f"'stop' must be a string or a list of strings, got {type(stop).__name__}"
+        raise RequestError(HTTPStatus.BAD_REQUEST, message, "stop")
+    if len(strings) > MAX_STOP_STRINGS:
+        message = f"'stop' holds {len(strings)} strings; this server takes at most {MAX_STOP_STRINGS}"
+        raise RequestError(HTTPStatus.BAD_REQUEST, message, "stop")
+    for string in strings:
+        if len(string) > MAX_STOP_LENGTH:
+            message = (
+                f"a stop string of {len(string)} characters ({quoted(string)}) is longer than this server's "
+                f"limit of {MAX_STOP_LENGTH} characters"
+            )
+            raise RequestError(HTTPStatus.BAD_REQUEST, message, "stop")
+    return strings
 
 
 def sampling_of(body: dict[str, Any], max_tokens_limit: int, max_tokens_key: str = "max_tokens") -> Sampling:
     max_tokens = _in_range(body, max_tokens_key, int, None, 0, max_tokens_limit)
     if max_tokens is None:
         max_tokens = _in_range(body, "max_tokens", int, 16, 0, max_tokens_limit)
-    stop = body.get("stop")
-    if isinstance(stop, str):
-        stop = [stop]
-    if stop is not None and not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
-        raise RequestError(HTTPStatus.BAD_REQUEST, f"'stop' must be a string or a list of strings, got {stop!r}")
+    stop = stop_strings_of(body.get("stop"))
     if _field(body, "n", int, 1) != 1:
         raise RequestError(HTTPStatus.BAD_REQUEST, "only n=1 is supported", "n")
-    try:
-        return Sampling.of(
-            max_tokens=max_tokens,
-            temperature=_in_range(body, "temperature", float, 1.0, 0, MAX_TEMPERATURE),
-            top_p=_in_range(body, "top_p", float, 1.0, 0, 1),
-            stop=stop or (),
-            seed=_in_range(body, "seed", int, None, 0, MAX_SEED),
-        )
-    except ValueError as error:
-        raise RequestError(HTTPStatus.BAD_REQUEST, str(error)) from error
+    temperature = _in_range(body, "temperature", float, 1.0, 0, MAX_TEMPERATURE)
+    top_p = _in_range(body, "top_p", float, 1.0, 0, 1)
+    if top_p == 0:
+        raise RequestError(HTTPStatus.BAD_REQUEST, "'top_p' must be in (0, 1]: 0 keeps no token", "top_p")
+    return Sampling.of(
+        max_tokens=max_tokens,
+        temperature=temperature if temperature >= MIN_SAMPLING_TEMPERATURE else 0.0,
+        top_p=top_p,
+        stop=stop,
+        seed=_in_range(body, "seed", int, None, 0, MAX_SEED),
+    )
+
+
+def wants_stream(body: dict[str, Any]) -> bool:
+    """The ``stream`` field: whether the answer goes as server-sent events."""
+    return bool(_field(body, "stream", bool, False))
 
 
 def _is_token_ids(value: Any) -> bool:
@@ -202,15 +254,20 @@ class OpenAIEndpoints:
     def _check_model(self, body: dict[str, Any]) -> None:
         model = body.get("model")
         if model is not None and model != self.model_name:
+            shown = quoted(model) if isinstance(model, str) else f"of type {type(model).__name__}"
             raise RequestError(
-                HTTPStatus.NOT_FOUND, f"model {model!r} is not served here; available: {self.model_name!r}", "model"
+                HTTPStatus.NOT_FOUND, f"model {shown} is not served here; available: {self.model_name!r}", "model"
             )
 
     def _check_lengths(self, prompt_tokens: list[int], max_tokens: int, param: str) -> None:
-        """Each prompt and its completion fit the model's context; the request fits ``max_request_tokens``."""
+        """Each prompt has tokens and fits the model's context with its completion; the request fits
+        ``max_request_tokens``."""
         for index, tokens in enumerate(prompt_tokens):
+            which = f"prompt {index}" if len(prompt_tokens) > 1 else "the prompt"
+            if tokens == 0:
+                message = f"{which} is empty (no tokens): the model needs at least one token to continue"
+                raise RequestError(HTTPStatus.BAD_REQUEST, message, param)
             if self.context_length is not None and tokens + max_tokens > self.context_length:
-                which = f"prompt {index}" if len(prompt_tokens) > 1 else "the prompt"
                 message = (
                     f"this model's maximum context length is {self.context_length} tokens; {which} has {tokens} "
                     f"tokens and max_tokens asks for {max_tokens} more: shorten the prompt or lower max_tokens"
@@ -282,7 +339,7 @@ class OpenAIEndpoints:
         sampling = sampling_of(body, self.limits.max_tokens, max_tokens_key="max_completion_tokens")
         want_logprobs = bool(_field(body, "logprobs", bool, False))
         top = _in_range(body, "top_logprobs", int, 0, 0, MAX_LOGPROBS)
-        prompt = self.backend.chat_prompt(messages)
+        prompt = self._chat_prompt(messages)
         self._check_lengths([len(self.backend.encode(prompt))], sampling.max_tokens, "messages")
 
         def job() -> dict[str, Any]:
@@ -305,6 +362,17 @@ class OpenAIEndpoints:
             }
 
         return job
+
+    def _chat_prompt(self, messages: list[dict[str, Any]]) -> str:
+        """The messages' roles and contents (other keys are not passed on) as the chat template renders them;
+        a template that refuses them (e.g. roles that do not alternate) is the client's error."""
+        try:
+            return self.backend.chat_prompt([{"role": m["role"], "content": m["content"]} for m in messages])
+        except TemplateSyntaxError:
+            raise  # the model's template is broken: the server's fault
+        except TemplateError as error:
+            message = f"the model's chat template refuses these messages: {quoted(str(error))}"
+            raise RequestError(HTTPStatus.BAD_REQUEST, message, "messages") from error
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
