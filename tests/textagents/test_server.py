@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import http.client
 import json
+import select
 import selectors
 import socket
 import threading
@@ -491,3 +492,66 @@ def test_error_messages_never_quote_a_whole_long_value(server, field, value, sta
     body = b'{"prompt": "go", "max_tokens": 1, "%s": %s}' % (field.encode(), value.encode())
     answered, payload = _raw_post(server, "/v1/completions", body)
     assert answered == status and len(payload["error"]["message"]) < 200, payload
+
+
+@pytest.fixture(scope="module")
+def impatient_server(causal_backend):
+    limits = Limits(max_request_bytes=20_000, header_timeout=0.5, body_timeout=0.5)
+    running = ModelHTTPServer(causal_backend, port=0, model_name="tiny", limits=limits).start()
+    yield running
+    running.stop()
+
+
+def _drip_until_closed(sock: socket.socket, data: bytes, seconds: float = 10) -> tuple[bytes, bool]:
+    """A slow client: sends ``data`` a byte every 0.1 s while reading; what it read, and whether the server
+    closed the connection within ``seconds``."""
+    received = b""
+    for step in range(int(seconds / 0.1)):
+        try:
+            if step < len(data):
+                sock.sendall(data[step : step + 1])
+            if select.select([sock], [], [], 0.1)[0]:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return received, True
+                received += chunk
+        except (BrokenPipeError, ConnectionResetError):
+            return received, True
+    return received, False
+
+
+ENDLESS_HEADERS = b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 1000
+ENDLESS_BODY = b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 30000\r\n\r\n"
+
+
+@pytest.mark.parametrize("data", [b"", ENDLESS_HEADERS], ids=["silent", "slow headers"])
+def test_a_connection_whose_headers_never_complete_is_closed(impatient_server, data):
+    # uvicorn waited for ever for a request's headers: its keep-alive timer only runs between requests.
+    with socket.create_connection(impatient_server.server_address) as sock:
+        received, closed = _drip_until_closed(sock, data)  # the server closes it after 0.5 s
+    assert closed and received == b""
+
+
+def test_a_kept_alive_connection_whose_next_headers_never_complete_is_closed(impatient_server):
+    # ... and the first byte of the next request on a kept-alive connection stopped the keep-alive timer.
+    connection = http.client.HTTPConnection(*impatient_server.server_address, timeout=30)
+    connection.request("GET", "/v1/models")
+    assert connection.getresponse().read()
+    received, closed = _drip_until_closed(connection.sock, ENDLESS_HEADERS)
+    connection.close()
+    assert closed and received == b""
+
+
+def test_a_body_that_never_completes_is_a_408_and_the_connection_closes(impatient_server):
+    with socket.create_connection(impatient_server.server_address) as sock:
+        sock.sendall(ENDLESS_BODY.replace(b"30000", b"1000"))  # under the 20 kB cap: it is read
+        received, closed = _drip_until_closed(sock, b'{"prompt": "' + b"a" * 1000)
+    assert closed and received.startswith(b"HTTP/1.1 408 ") and b"did not arrive within 0.5 s" in received
+
+
+def test_the_rest_of_a_body_answered_early_is_read_under_the_header_deadline(impatient_server):
+    # A 413 for a declared 30 kB body: the server went on reading the body for as long as the client sent it.
+    with socket.create_connection(impatient_server.server_address) as sock:
+        sock.sendall(ENDLESS_BODY)
+        received, closed = _drip_until_closed(sock, b'{"prompt": "' + b"a" * 1000)
+    assert closed and received.startswith(b"HTTP/1.1 413 ")

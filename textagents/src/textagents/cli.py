@@ -57,6 +57,8 @@ SERVE_LIMITS = {
     "max_request_tokens": "a request's prompt tokens plus max_tokens for each of its prompts",
     "max_queue": "requests waiting for the model (429 above)",
     "request_timeout": "seconds from a request's arrival to its answer (503 after)",
+    "header_timeout": "seconds a connection has to send a request's headers (closed after)",
+    "body_timeout": "seconds from a request's headers to the end of its body (408 after)",
 }
 
 

@@ -6,6 +6,11 @@ message framing, so a body is never read as the next request on a kept-alive con
 of ``BACKLOG``); this module is the ASGI application over ``server_api`` (the checked requests) and
 ``server_queue`` (the model's fair queue), and the server object that runs it.
 
+Slow clients: uvicorn closes idle kept-alive connections, but waits for ever for a request's headers and body.
+Here a connection whose next request line and headers are not complete ``Limits.header_timeout`` seconds after
+it opened or after its previous answer is closed (the rest of a body answered early, e.g. by a 413, counts in
+that time), and a body not complete ``Limits.body_timeout`` seconds after its headers is a 408.
+
 Who may ask: the server binds 127.0.0.1 unless told otherwise; the ``Host`` header must be an IP address,
 ``localhost`` or an allowed name (a web page that rebinds its own DNS name to this machine is refused,
 403); requests from web pages (an ``Origin`` header) are refused (403); with an API key set, requests need
@@ -16,6 +21,7 @@ with the exception's message and the server keeps running.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import ipaddress
 import json
@@ -32,6 +38,7 @@ from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from textagents.llm.server_api import (
     Job,
@@ -80,8 +87,58 @@ def _event_stream(response: dict[str, Any]) -> Response:
     return Response(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
-async def _read_body(request: Request, max_bytes: int) -> bytes:
-    """The body, which needs a ``Content-Length`` (411) of at most ``max_bytes`` (413)."""
+class DeadlineH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, which closes a connection whose next request line and headers are not complete
+    ``header_timeout`` seconds after it opened or after its previous answer (uvicorn's keep-alive timer stops
+    at a request's first byte, and reads the rest of a body answered early for as long as it comes)."""
+
+    def __init__(self, *args: Any, header_timeout: float, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.header_timeout = header_timeout
+        self.header_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        super().connection_made(transport)
+        self._start_header_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_header_deadline()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        cycle = self.cycle
+        super().handle_events()
+        if self.cycle is not cycle:  # uvicorn starts a cycle for each request whose headers it parsed
+            self._stop_header_deadline()
+
+    def on_response_complete(self) -> None:
+        if not self.transport.is_closing():
+            self._start_header_deadline()
+        super().on_response_complete()  # parses a pipelined request, which stops the new deadline
+
+    def _start_header_deadline(self) -> None:
+        self._stop_header_deadline()
+        self.header_deadline = self.loop.call_later(self.header_timeout, self.transport.close)
+
+    def _stop_header_deadline(self) -> None:
+        if self.header_deadline is not None:
+            self.header_deadline.cancel()
+            self.header_deadline = None
+
+
+async def _read_chunks(request: Request, max_bytes: int, too_large: RequestError) -> bytes:
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _read_body(request: Request, max_bytes: int, timeout: float) -> bytes:
+    """The body, which needs a ``Content-Length`` (411) of at most ``max_bytes`` (413) and must arrive within
+    ``timeout`` seconds (408)."""
     length = request.headers.get("content-length")
     if length is None or not length.isdigit():
         raise RequestError(HTTPStatus.LENGTH_REQUIRED, "a JSON body with a Content-Length header is required")
@@ -90,13 +147,11 @@ async def _read_body(request: Request, max_bytes: int) -> bytes:
     )
     if int(length) > max_bytes:
         raise too_large
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        return await asyncio.wait_for(_read_chunks(request, max_bytes, too_large), timeout)
+    except asyncio.TimeoutError as error:
+        message = f"the request body did not arrive within {timeout:g} s"
+        raise RequestError(HTTPStatus.REQUEST_TIMEOUT, message) from error
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -165,7 +220,8 @@ class OpenAIApp:
             endpoint = self.routes[(method, path)]
             if endpoint is None:
                 return _json(HTTPStatus.OK, self.endpoints.models())
-            raw = await _read_body(request, self.endpoints.limits.max_request_bytes)
+            limits = self.endpoints.limits
+            raw = await _read_body(request, limits.max_request_bytes, limits.body_timeout)
             stream, job = await run_in_threadpool(self._prepare, endpoint, raw)
             response = await self.queue.run(job, deadline, _disconnected(request.receive))
             return _event_stream(response) if stream else _json(HTTPStatus.OK, response)
@@ -214,7 +270,7 @@ class ModelHTTPServer:
         self.socket = socket.create_server((host, port), family=family, backlog=BACKLOG)
         config = uvicorn.Config(
             self.app,
-            http="h11",
+            http=functools.partial(DeadlineH11Protocol, header_timeout=limits.header_timeout),
             ws="none",
             lifespan="off",
             backlog=BACKLOG,

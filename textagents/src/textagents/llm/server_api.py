@@ -56,6 +56,9 @@ class Limits:
         max_request_tokens: prompt tokens plus ``max_tokens`` for each prompt, summed over a request.
         max_queue: requests waiting for or using the model; one more gets 429.
         request_timeout: seconds from a request's arrival to its answer; later, 503.
+        header_timeout: seconds a connection has to send a request's line and headers in full, from its
+            opening or the previous answer; later, it is closed.
+        body_timeout: seconds from a request's headers to the end of its body; later, 408.
     """
 
     max_request_bytes: int = 1_000_000
@@ -64,6 +67,8 @@ class Limits:
     max_request_tokens: int = 65_536
     max_queue: int = 512
     request_timeout: float = 300.0
+    header_timeout: float = 20.0
+    body_timeout: float = 60.0
 
 
 class RequestError(Exception):
