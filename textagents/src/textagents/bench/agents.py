@@ -284,14 +284,12 @@ def _llm_unconfigured(options: LLMOptions) -> str | None:
             "(an OpenAI-compatible server)"
         )
     if options.base_url is None:
-        from textagents.llm.models import ModelNotDownloadedError, resolve_model
+        from textagents.llm.models import ModelNotFoundError, resolve_model
 
         try:
-            path = resolve_model(options.model)
-        except ModelNotDownloadedError as error:
-            return str(error)
-        if not Path(path).exists():
-            return f"the model directory {options.model} does not exist (for a server model, give --base-url too)"
+            resolve_model(options.model)
+        except ModelNotFoundError as error:
+            return f"{error} (for a server's model, give --base-url too)"
     return None
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from textagents.llm.accounting import TokenUsage
 from textagents.llm.base import Message, Sampling, check_score_inputs
-from textagents.llm.models import MODELS, gguf_path, resolve_model
+from textagents.llm.models import MODELS, gguf_path, known_name, resolve_model
 
 
 def _import_llama() -> Any:
@@ -28,12 +28,13 @@ def _import_llama() -> Any:
 
 
 def gguf_file(model: str | os.PathLike[str]) -> Path:
-    """The GGUF of a downloaded model's name (``smollm2-135m-instruct``), or the given ``.gguf`` path."""
+    """The GGUF of a downloaded model's name or short name (``smollm2``), or the given ``.gguf`` path."""
     text = str(model)
-    if text in MODELS:
-        resolve_model(text)  # raises, naming the download command, when the model is not in the cache
-        return gguf_path(text)
-    path = Path(text)
+    name = known_name(text)
+    if name is not None:
+        resolve_model(name)  # raises, naming the download command, when the model is not in the cache
+        return gguf_path(name)
+    path = Path(resolve_model(text))  # raises for a path that does not exist, or an unknown name
     if path.suffix != ".gguf" or not path.is_file():
         raise FileNotFoundError(f"{text} is not a .gguf file nor a downloaded model name ({', '.join(MODELS)})")
     return path
@@ -57,7 +58,7 @@ class LlamaCppBackend:
         llama = _import_llama()
         path = gguf_file(model)
         self.llm = llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, logits_all=True, verbose=False)
-        self.model_name = model_name or (str(model) if str(model) in MODELS else path.stem)
+        self.model_name = model_name or known_name(model) or path.stem
         self.usage = TokenUsage()
 
     @staticmethod

@@ -20,7 +20,7 @@ from torch import nn
 
 from textagents.llm.accounting import TokenUsage
 from textagents.llm.base import Message, Sampling, check_score_inputs, transcript, truncate_at_stop
-from textagents.llm.models import resolve_model
+from textagents.llm.models import known_name, resolve_model
 
 SCORE_MODES = ("logprob", "legacy_logits")
 
@@ -56,11 +56,12 @@ class ValueHead(nn.Module):
 
 
 class TransformersBackend:
-    """A ``transformers`` model loaded from ``model_path`` (a directory or a hub name available offline).
+    """A ``transformers`` model loaded from ``model_path`` (a directory, a downloaded model's name, or a hub id).
 
     Arguments:
-        model_path: what ``from_pretrained`` loads, or a name of ``textagents.llm.models.MODELS``
-            (``"smollm2-135m-instruct"``) once downloaded.
+        model_path: a folder ``from_pretrained`` loads, a downloaded model's name or short name
+            (``"smollm2-135m-instruct"``, ``"smollm2"``) or a hub id, as ``textagents.llm.models.resolve_model``
+            resolves them (with no hub request when offline).
         seq2seq: None (decided by the model config's ``is_encoder_decoder``), True or False.
         batch_size: contexts per forward pass in ``score`` and prompts per ``generate`` batch.
         max_batch_tokens: padded context tokens per ``score`` forward pass (contexts are batched by length).
@@ -89,12 +90,12 @@ class TransformersBackend:
             raise ValueError(f"score_mode {score_mode!r} is not one of {SCORE_MODES}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        model_path = resolve_model(model_path)
-        config = AutoConfig.from_pretrained(model_path)
+        path = resolve_model(model_path)
+        config = AutoConfig.from_pretrained(path)
         self.seq2seq = bool(config.is_encoder_decoder) if seq2seq is None else seq2seq
         loader = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM
-        self.model = loader.from_pretrained(model_path, dtype=dtype).to(device).eval()
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self.model = loader.from_pretrained(path, dtype=dtype).to(device).eval()
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.device = torch.device(device)
@@ -102,7 +103,7 @@ class TransformersBackend:
         self.max_batch_tokens = max_batch_tokens
         self.score_mode = score_mode
         self.module_functions = nn.ModuleDict(dict(module_functions or {})).to(device)
-        self.model_name = model_name or Path(str(model_path)).name
+        self.model_name = model_name or known_name(model_path) or Path(str(model_path)).name
         self.usage = TokenUsage()
         #: One forward pass at a time: the server's handler threads share this backend.
         self.lock = threading.RLock()
