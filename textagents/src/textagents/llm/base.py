@@ -9,17 +9,22 @@ from typing import Any, Protocol, runtime_checkable
 from textagents.llm.accounting import TokenUsage
 
 Message = Mapping[str, str]
+PENALTIES = ("frequency_penalty", "presence_penalty")
 
 
 @dataclass(frozen=True)
 class Sampling:
-    """Decoding settings shared by every backend; ``temperature == 0`` means greedy."""
+    """Decoding settings shared by every backend; ``temperature == 0`` means greedy. ``frequency_penalty``
+    and ``presence_penalty`` (in [-2, 2]) are OpenAI's: the logit of a token already generated is lowered by
+    ``frequency_penalty`` times its count plus ``presence_penalty``."""
 
     max_tokens: int = 64
     temperature: float = 0.0
     top_p: float = 1.0
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
 
     def __post_init__(self) -> None:
         if self.max_tokens < 0:
@@ -28,6 +33,9 @@ class Sampling:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        for name in PENALTIES:
+            if not -2 <= getattr(self, name) <= 2:
+                raise ValueError(f"{name} must be in [-2, 2], got {getattr(self, name)}")
 
     @classmethod
     def of(cls, **kwargs: Any) -> Sampling:
@@ -43,7 +51,14 @@ class Sampling:
         return cls(**kwargs)
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "stop": list(self.stop)}
+        """The settings; penalties only when set, so that cache and recording keys made before they existed
+        still match."""
+        settings = {**asdict(self), "stop": list(self.stop)}
+        return {k: v for k, v in settings.items() if k not in PENALTIES or v}
+
+    def penalties(self) -> dict[str, float]:
+        """The penalties that are set, by their OpenAI names."""
+        return {name: getattr(self, name) for name in PENALTIES if getattr(self, name)}
 
 
 def truncate_at_stop(text: str, stop: Sequence[str]) -> str:

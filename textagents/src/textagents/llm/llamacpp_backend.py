@@ -70,6 +70,7 @@ class LlamaCppBackend:
             "top_p": settings.top_p,
             "stop": list(settings.stop) or None,
             "seed": settings.seed if settings.seed is not None else -1,
+            **settings.penalties(),
         }
 
     def _complete(self, prompt: str, settings: Sampling) -> str:

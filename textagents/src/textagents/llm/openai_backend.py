@@ -144,6 +144,7 @@ class OpenAIBackend:
             kwargs["stop"] = list(sampling.stop)
         if sampling.seed is not None:
             kwargs["seed"] = sampling.seed
+        kwargs.update(sampling.penalties())
         return kwargs
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:

@@ -204,6 +204,8 @@ def sampling_of(body: dict[str, Any], max_tokens_limit: int, max_tokens_key: str
         top_p=top_p,
         stop=stop,
         seed=_in_range(body, "seed", int, None, 0, MAX_SEED),
+        frequency_penalty=_in_range(body, "frequency_penalty", float, 0.0, -2, 2),
+        presence_penalty=_in_range(body, "presence_penalty", float, 0.0, -2, 2),
     )
 
 

@@ -309,6 +309,14 @@ class TransformersBackend:
         options: dict[str, Any] = {"do_sample": sample, "max_new_tokens": sampling.max_tokens}
         if sample:
             options.update(temperature=sampling.temperature, top_p=sampling.top_p, top_k=0)
+        if sampling.penalties():
+            from transformers import LogitsProcessorList
+
+            from textagents.llm.penalties import OpenAIPenalties
+
+            prompt_length = 1 if self.seq2seq else ids.shape[1]  # what input_ids hold before the new tokens
+            penalties = OpenAIPenalties(prompt_length, sampling.frequency_penalty, sampling.presence_penalty)
+            options["logits_processor"] = LogitsProcessorList([penalties])
         if sampling.stop:
             # stop each sequence as soon as it writes a stop string (not only cut it afterwards): an answer that
             # ends in a blank line no longer generates up to max_tokens
