@@ -3,8 +3,9 @@ zero-shot evaluation, the first evaluation after imitation and the first self-tr
 counts per stage the planning calls that moved objects, raised or lowered the number of correctly placed
 objects (self-training keeps only the raising ones), the commands played and how picks and places ended.
 
-Run: ``python benchmarks/methods/llm_personalize/diagnose.py RUN_DIR`` (a run made with ``baselines: []``;
-needs the Housekeep data). Prints a markdown table.
+Run: ``python benchmarks/methods/llm_personalize/diagnose.py RUN_DIR`` (a run made with ``baselines: []``
+by the current planner: ``results/cpu`` predates the original's prompt ending and sampling, so its recorded
+calls are not found any more; needs the Housekeep data). Prints a markdown table.
 """
 
 from __future__ import annotations
@@ -29,12 +30,7 @@ def main() -> None:
     if config.baselines:
         raise SystemExit("diagnose replays runs made with baselines: [] (the baselines' calls come first otherwise)")
     backend = ReplayBackend(args.run / "llm_calls.jsonl")
-    settings = {
-        "seed": config.seed,
-        "sampling": {"max_tokens": config.max_new_tokens, "temperature": config.temperature, "top_p": config.top_p},
-        "command_budget": config.command_budget,
-        "max_steps_per_plan": config.max_steps_per_plan,
-    }
+    settings = {"seed": config.seed, "sampling": config.sampling(), "rules": config.plan_rules()}
     scenes = config.scenes
     evaluation = [
         (s, i)

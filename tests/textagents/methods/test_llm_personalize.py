@@ -7,8 +7,10 @@ import json
 
 import pytest
 
+from textagents.methods.llm_personalize import demonstrations
 from textagents.methods.llm_personalize.demonstrations import demonstrate, select_demonstrations
 from textagents.methods.llm_personalize.plan_parser import MISSION_COMPLETE, parse_plan, split_steps
+from textagents.methods.llm_personalize.planner import PlanRules
 from textenvs.envs.housekeep.env import HousekeepTextEnv
 from textenvs.envs.housekeep.prompts import planner_prompt
 
@@ -64,6 +66,19 @@ def test_unparseable_steps_are_counted_and_long_plans_cut_at_ten():
     assert len(long.steps) == 10 and long.dropped == 4  # 14 steps
     with pytest.raises(ValueError, match="max_steps must be >= 1"):
         parse_plan("go to x", max_steps=0)
+    with pytest.raises(ValueError, match=r"parser must be one of \['original', 'lenient'\], got 'loose'"):
+        parse_plan("go to x", parser="loose")
+
+
+def test_the_lenient_parser_reads_numbered_and_inline_steps_that_the_original_skips():
+    answer = "1. go to bedroom 0\n- pick up 'cup 1'\ngo to kitchen 0 and place cup 1 on kitchen 0 sink 2"
+    original, lenient = parse_plan(answer), parse_plan(answer, parser="lenient")
+    assert [s.command for s in original.steps] == [None, None, "go to kitchen 0 and place cup 1 on kitchen 0 sink 2"]
+    assert [s.command for s in lenient.steps] == [
+        "go to bedroom 0",
+        "pick up 'cup 1'",
+        "place cup 1 on kitchen 0 sink 2",
+    ]
 
 
 def test_a_demonstration_gives_one_pair_per_planning_call_with_the_papers_prompt():
@@ -81,10 +96,22 @@ def test_a_demonstration_gives_one_pair_per_planning_call_with_the_papers_prompt
 
 def test_the_papers_selection_of_demonstrations():
     chosen = select_demonstrations(scenes=["Pomaria_2_int"], train=3, validation=1)
-    episodes = chosen.episodes["Pomaria_2_int"]
-    assert len(episodes) == 4 and min(episodes) >= 25 and all(i % 25 >= 5 for i in episodes)
-    assert episodes == sorted(episodes) and not chosen.rejected["Pomaria_2_int"]
+    # from episode index 25 on, test-split indices (mod 25 < 5) included, as the original's notebook
+    assert chosen.episodes["Pomaria_2_int"] == [25, 26, 27, 28] and not chosen.rejected["Pomaria_2_int"]
     assert len(chosen.train["Pomaria_2_int"]) > 3 * 2 and len(chosen.validation["Pomaria_2_int"]) >= 2
+
+
+def test_the_demonstration_pool_is_every_episode_from_index_25(monkeypatch):
+    def clean_from_48(env, scene, index, seed=0):
+        return [[{"role": "user", "content": str(index)}]] if index >= 48 else None
+
+    monkeypatch.setattr(demonstrations, "demonstrate", clean_from_48)
+    chosen = select_demonstrations(scenes=["Rs_int"], train=3, validation=1)
+    assert chosen.rejected["Rs_int"] == list(range(25, 48))
+    assert chosen.episodes["Rs_int"] == [48, 49, 50, 51]  # 50 and 51 are test-split indices
+    monkeypatch.setattr(demonstrations, "demonstrate", lambda env, scene, index, seed=0: [] if index >= 96 else None)
+    with pytest.raises(ValueError, match=r"only 4 clean demonstrations among episodes 25\.\.99; need 5"):
+        select_demonstrations(scenes=["Rs_int"], train=4, validation=1)
 
 
 class _DemonstratorBackend:
@@ -132,21 +159,47 @@ def test_the_planner_loop_with_the_demonstrators_plans_tidies_every_episode():
     assert not run.calls[0].moves and not run.calls[0].raised_correct_count  # the room sweep moves nothing
     assert run.calls[0].discovered > 0 and run.calls[0].score == run.calls[0].discovered
     assert all(call.score >= 10 for call in movers)  # + 10 per newly correct object
-    assert run.calls[0].messages[1]["content"].endswith("Steps: \nstep 1: ")
+    assert run.calls[0].messages[1]["content"].endswith("Steps: step 1:")  # the original's user + prefix
     runs = {scene: play(lambda: env, backend, [(scene, i)]) for scene in ("Merom_1_int", "Rs_int") for i in (0,)}
     result = summarize(runs)
     assert result["success_rate"] == result["success_rate/Rs_int"] == 1.0 and result["parse_rate"] == 1.0
     assert result["failed_steps/unparseable"] == result["failed_steps/failed"] == 0.0
 
 
-def test_a_planner_that_never_names_a_command_ends_within_its_budget():
+def test_a_planner_that_never_names_a_command_never_acts_and_stops_after_31_skipped_steps():
     from textagents.methods.llm_personalize.planner import play, summarize
 
     env = HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
-    (run,) = play(lambda: env, _RamblingBackend(), [("Rs_int", 7)], command_budget=12)
+    (run,) = play(lambda: env, _RamblingBackend(), [("Rs_int", 7)])
     assert run.parse_rate == 0.0 and run.metrics["success_rate"] == 0.0
-    assert sum(len(call.played) for call in run.calls) <= 12
+    # the original's fail_counter > 30: 31 skipped steps (2 per plan), then the episode ends
+    assert len(run.calls) == 16 and sum(len(call.played) for call in run.calls) == 31
+    assert env.unwrapped.world.commands == 0  # skipped steps do not act
     assert summarize({"Rs_int": [run]})["failed_steps/unparseable"] == 1.0
+
+
+class _OneRoomInTen:
+    """Nine unparseable steps, then a room: never 31 skipped steps in a row."""
+
+    model_name = "one-room-in-ten"
+
+    def __init__(self):
+        from textagents.llm import TokenUsage
+
+        self.usage = TokenUsage()
+
+    def chat(self, messages, **sampling):
+        return "\n".join(["hmm"] * 9 + ["go to bedroom 0"])
+
+
+def test_the_command_budget_counts_skipped_steps_and_is_checked_when_a_new_plan_is_needed():
+    from textagents.methods.llm_personalize.planner import play
+
+    env = HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
+    (run,) = play(lambda: env, _OneRoomInTen(), [("Rs_int", 7)], rules=PlanRules(command_budget=25))
+    # 10 steps per plan: 10, 20, 30 > 25 when the fourth plan would be asked for (the original's cur_step)
+    assert len(run.calls) == 3 and sum(len(call.played) for call in run.calls) == 30
+    assert env.unwrapped.world.commands == 3 and run.failure_counts() == {"unparseable": 27}
 
 
 class _ExplorerBackend:
@@ -181,8 +234,9 @@ def test_episodes_played_together_match_episodes_played_alone():
         return HousekeepTextEnv(scenes=["Rs_int", "Merom_1_int", "Pomaria_2_int"], episode_source="llm_personalize")
 
     for variant in ("planner", "sayplan"):
-        together = play(make_env, _ExplorerBackend(), jobs, variant=variant, command_budget=20)
-        alone = [play(make_env, _ExplorerBackend(), [job], variant=variant, command_budget=20)[0] for job in jobs]
+        rules = PlanRules(command_budget=20)
+        together = play(make_env, _ExplorerBackend(), jobs, variant=variant, rules=rules)
+        alone = [play(make_env, _ExplorerBackend(), [job], variant=variant, rules=rules)[0] for job in jobs]
         assert [r.metrics for r in together] == [r.metrics for r in alone]
         assert [[c.answer for c in r.calls] for r in together] == [[c.answer for c in r.calls] for r in alone]
 
@@ -191,8 +245,9 @@ def test_sayplan_replans_after_a_failed_step_with_the_failure_in_the_prompt():
     from textagents.methods.llm_personalize.planner import play
 
     env = HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
-    (planner,) = play(lambda: env, _ExplorerBackend(), [("Rs_int", 0)], variant="planner", command_budget=12)
-    (sayplan,) = play(lambda: env, _ExplorerBackend(), [("Rs_int", 0)], variant="sayplan", command_budget=12)
+    rules = PlanRules(command_budget=12)
+    (planner,) = play(lambda: env, _ExplorerBackend(), [("Rs_int", 0)], variant="planner", rules=rules)
+    (sayplan,) = play(lambda: env, _ExplorerBackend(), [("Rs_int", 0)], variant="sayplan", rules=rules)
     assert [ok for _, ok in planner.calls[0].played] == [True, False, False, True]  # the whole plan is played
     assert [ok for _, ok in sayplan.calls[0].played] == [True, False]  # stopped at the first failure
     assert sayplan.calls[0].failures == ["not_admissible"] and planner.calls[0].failures == [
@@ -224,13 +279,13 @@ def test_saycan_plays_the_best_scored_admissible_command(tiny_models):
 
     env = HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
     backend = Scored()
-    (run,) = play(lambda: env, backend, [("Rs_int", 0)], variant="saycan", command_budget=6)
+    (run,) = play(lambda: env, backend, [("Rs_int", 0)], variant="saycan", rules=PlanRules(command_budget=6))
     assert len(run.calls) == len(backend.asked) == sum(len(c.played) for c in run.calls)
     for call, (contexts, candidates, scores) in zip(run.calls, backend.asked, strict=True):
         best = max(range(len(candidates[0])), key=scores[0].__getitem__)
         assert call.steps == [candidates[0][best]] and call.played[0][0] == candidates[0][best]
         assert contexts[0] == f"{call.messages[0]['content']}\n\n{call.messages[1]['content']}"
-        assert contexts[0].endswith("Steps: \nstep 1: ")
+        assert contexts[0].endswith("Steps: step 1:")
         assert "mission complete" in candidates[0]
     assert run.parse_rate == 1.0
 

@@ -33,7 +33,18 @@ def test_the_smoke_run_imitates_then_self_trains(tmp_path, tiny_models):
     assert (
         "## Table 1" in report and "| zero-shot |" in report and "| IL |" in report and "| ST iteration 1 |" in report
     )
-    assert (out / "llm_calls.jsonl").read_text().count('"kind": "chat"') > 0
+    chats = [json.loads(line) for line in (out / "llm_calls.jsonl").read_text().splitlines()]
+    sampling = {k: v for k, v in next(c for c in chats if c["kind"] == "chat")["request"].items() if k != "messages"}
+    assert sampling | {"seed": 0} == {  # the original's sampling_params (igib_v2_nav_sp.yaml)
+        "kind": "chat",
+        "max_tokens": 8,
+        "temperature": 1.0,
+        "top_p": 0.9,
+        "frequency_penalty": 0.2,
+        "presence_penalty": 0.2,
+        "stop": ["\\n"],
+        "seed": 0,
+    }
     _fine_tuned_model_is_servable(out / "models" / "iter_000001")
     moved = tmp_path / "elsewhere" / "run"
     shutil.copytree(out, moved)
@@ -79,6 +90,14 @@ def test_bad_settings_are_refused(tmp_path):
     path.write_text("command_budget: 0\n")
     with pytest.raises(ConfigError, match="command_budget must be >= 1"):
         load_config(LLMPersonalizeConfig, path)
+    for line, message in (
+        ("parser: loose", r"parser must be one of \['original', 'lenient'\], got 'loose'"),
+        ("presence_penalty: 2.5", r"frequency_penalty and presence_penalty must be in \[-2, 2\], got 0.2, 2.5"),
+        ("fail_threshold: -1", "fail_threshold must be >= 0, got -1"),
+    ):
+        path.write_text(line + "\n")
+        with pytest.raises(ConfigError, match=message):
+            load_config(LLMPersonalizeConfig, path)
 
 
 def test_replaying_a_recorded_run_reproduces_its_metrics_exactly(tmp_path, tiny_models):

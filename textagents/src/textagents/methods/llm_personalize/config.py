@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from textagents.methods.core.config import MethodConfig
+from textagents.methods.llm_personalize.plan_parser import PARSERS
+from textagents.methods.llm_personalize.planner import COMMAND_BUDGET, FAIL_THRESHOLD, PlanRules
 from textenvs.core.messages import short_repr
 from textenvs.envs.housekeep.registration import LLM_PERSONALIZE_SCENES
 
@@ -40,8 +43,12 @@ class LLMPersonalizeConfig(MethodConfig):
     max_new_tokens: int = 256
     temperature: float = 1.0
     top_p: float = 0.9
-    command_budget: int = 150
+    frequency_penalty: float = 0.2
+    presence_penalty: float = 0.2
+    command_budget: int = COMMAND_BUDGET
     max_steps_per_plan: int = 10
+    parser: str = "original"
+    fail_threshold: int = FAIL_THRESHOLD
     baselines: tuple[str, ...] = ("saycan", "sayplan")
     fine_tuning: str = "local"
     openai_poll_s: float = 30.0
@@ -52,6 +59,7 @@ class LLMPersonalizeConfig(MethodConfig):
             raise ValueError("scenes must name at least one scene")
         object.__setattr__(self, "scenes", tuple(self.scenes))
         object.__setattr__(self, "baselines", tuple(self.baselines))
+        self.require_choice("parser", PARSERS)
         self.require_choice("fine_tuning", FINE_TUNING)
         unknown = sorted(set(self.baselines) - set(BASELINES))
         if unknown:
@@ -71,7 +79,27 @@ class LLMPersonalizeConfig(MethodConfig):
             raise ValueError(f"validation_demonstrations must be >= 0, got {self.validation_demonstrations}")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError(f"temperature must be >= 0 and top_p in (0, 1], got {self.temperature}, {self.top_p}")
+        if not (-2 <= self.frequency_penalty <= 2 and -2 <= self.presence_penalty <= 2):
+            raise ValueError(
+                f"frequency_penalty and presence_penalty must be in [-2, 2], got {self.frequency_penalty}, "
+                f"{self.presence_penalty}"
+            )
+        if self.fail_threshold < 0:
+            raise ValueError(f"fail_threshold must be >= 0, got {self.fail_threshold}")
         if self.openai_poll_s <= 0:
             raise ValueError(f"openai_poll_s must be > 0, got {self.openai_poll_s}")
         if self.learning_rate <= 0 or self.epochs <= 0:
             raise ValueError(f"learning_rate and epochs must be > 0, got {self.learning_rate}, {self.epochs}")
+
+    def sampling(self) -> dict[str, Any]:
+        """This config's sampling settings (``play`` takes the rest of ``PAPER_SAMPLING``)."""
+        return {
+            "max_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "frequency_penalty": self.frequency_penalty,
+            "presence_penalty": self.presence_penalty,
+        }
+
+    def plan_rules(self) -> PlanRules:
+        return PlanRules(self.parser, self.max_steps_per_plan, self.command_budget, self.fail_threshold)

@@ -1,9 +1,10 @@
-"""LLM-Personalize's imitation-learning data: demonstrations of the faithful demonstrator on the paper's
-training episodes, selected as the paper does.
+"""LLM-Personalize's imitation-learning data: demonstrations of the faithful demonstrator, selected as the
+original's ``experiments/annotate_human_demo_pair.ipynb`` does.
 
-Per scene, from the 26th episode on (index >= 25), training-split episodes only (index mod 25 >= 5), the
-first 12 demonstrations in which no planned step failed: 10 for training, 2 for validation. Each planning
-call of those episodes is one (prompt, plan) pair in OpenAI chat format.
+Per scene, from the 26th episode on (every index >= 25: the original takes its sorted demonstration logs
+from the 26th, test-split indices included), the first 12 demonstrations in which no planned step failed:
+10 for training, 2 for validation. Each planning call of those episodes is one (prompt, plan) pair in
+OpenAI chat format, the prompt ending with ``\nstep 1: `` as the notebook writes it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from textenvs.envs.housekeep.env import HousekeepTextEnv
 from textenvs.envs.housekeep.expert import HousekeepExpert, format_plan
 from textenvs.envs.housekeep.prompts import chat_messages
 from textenvs.envs.housekeep.registration import LLM_PERSONALIZE_SCENES
-from textenvs.envs.housekeep.sampling import LLM_PERSONALIZE_EPISODES, paper_split_indices
+from textenvs.envs.housekeep.sampling import LLM_PERSONALIZE_EPISODES
 
 FIRST_DEMONSTRATION_INDEX = 25
 TRAIN_DEMONSTRATIONS = 10
@@ -60,7 +61,7 @@ def select_demonstrations(
     """The paper's selection on each scene (see the module docstring)."""
     env = HousekeepTextEnv(scenes=list(scenes), episode_source="llm_personalize", data_dir=data_dir, **env_kwargs)
     chosen = DemonstrationSet()
-    candidates = [i for i in paper_split_indices("train") if i >= FIRST_DEMONSTRATION_INDEX]
+    candidates = range(FIRST_DEMONSTRATION_INDEX, LLM_PERSONALIZE_EPISODES)
     for scene in scenes:
         kept: list[list[Pair]] = []
         chosen.episodes[scene], chosen.rejected[scene] = [], []

@@ -1,7 +1,7 @@
 """``llm_personalize``: the planner tidies Housekeep-Text houses; imitation of the demonstrator, then
 reinforced self-training (Han et al. 2024). Self-training keeps the planning calls that raised the number of
-correctly placed objects, only their succeeded steps, de-duplicated as the paper (objects moved, receptacles
-before and after, correct set before). Iteration 1 = zero-shot evaluation + imitation learning;
+correctly placed objects, only their succeeded steps, de-duplicated as the original (first object moved, its
+receptacles before and after, correct set before). Iteration 1 = zero-shot evaluation + imitation learning;
 iteration k > 1 = self-training round k - 1. Each round's dataset is saved in the run (``datasets/``), each
 fine-tuned model in ``models/iter_N`` (safetensors).
 
@@ -22,10 +22,9 @@ from textagents.methods.llm_personalize.config import LLMPersonalizeConfig
 from textagents.methods.llm_personalize.demonstrations import Pair, select_demonstrations
 from textagents.methods.llm_personalize.finetune import FinetuneSettings, finetune
 from textagents.methods.llm_personalize.openai_finetune import OpenAIFineTuner, export_chat_jsonl
-from textagents.methods.llm_personalize.planner import Rollout, play, summarize
+from textagents.methods.llm_personalize.planner import Rollout, play, self_training_pairs, summarize
 from textagents.methods.llm_personalize.report import plot_table1, render_diagnostics, render_table1, table1_rows
 from textenvs.envs.housekeep.env import HousekeepTextEnv
-from textenvs.envs.housekeep.expert import format_plan
 from textenvs.envs.housekeep.sampling import paper_split_indices
 
 
@@ -93,13 +92,8 @@ class LLMPersonalizeMethod(Method):
             jobs,
             variant=variant,
             seed=self.config.seed,
-            sampling={
-                "max_tokens": self.config.max_new_tokens,
-                "temperature": self.config.temperature,
-                "top_p": self.config.top_p,
-            },
-            max_steps_per_plan=self.config.max_steps_per_plan,
-            command_budget=self.config.command_budget,
+            sampling=self.config.sampling(),
+            rules=self.config.plan_rules(),
         )
 
     def _make_env(self) -> HousekeepTextEnv:
@@ -120,14 +114,7 @@ class LLMPersonalizeMethod(Method):
             return {**before, "pairs": len(pairs), **self._finetune(pairs, dataset, iteration, self.config.epochs)}
         indices = paper_split_indices("train")[: self.config.self_training_rollouts]
         rollouts = self._play([(scene, index) for scene in self.config.scenes for index in indices])
-        pairs, seen = [], set()
-        for call in (call for run in rollouts for call in run.calls):
-            done = [command for command, ok in call.played if ok and command is not None]
-            if not call.raised_correct_count or not done:
-                continue  # only plans that raised the number of correctly placed objects
-            if call.dedup_key not in seen:
-                seen.add(call.dedup_key)
-                pairs.append([*call.messages, {"role": "assistant", "content": format_plan(done)}])
+        pairs = self_training_pairs(call for run in rollouts for call in run.calls)
         dataset = self._save_dataset(f"self_training_{iteration - 1}", pairs)
         calls = [call for run in rollouts for call in run.calls]
         metrics = {

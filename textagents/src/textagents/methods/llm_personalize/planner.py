@@ -1,17 +1,22 @@
 """LLM-Personalize's planner in the loop, and the paper's two baselines, on Housekeep-Text episodes.
 
 - ``planner`` (LLM-Personalize, zero-shot or fine-tuned): ask for a plan with the paper's prompt, parse it,
-  play its steps one by one as env commands, ask again when it is used up, until ``mission complete``, the
-  env's end, or the command budget.
-- ``sayplan`` (SayPlan-style iterative replanning): the same planner, but a step that fails stops the plan
-  and the next prompt reports the failure (the env's feedback) so that the planner can correct itself.
+  take its steps one by one, ask again when it is used up, as the original's ``load_next_state_llm_planner``
+  (``cos_eor/policy/hie_policy.py``) does: a step that does not parse, names something the episode does
+  not have, or goes to an object or receptacle the robot has not seen is skipped without acting; the
+  episode ends at ``mission complete``, at a plan with no step, after more than ``fail_threshold`` skipped
+  steps in a row, at the env's end, or when a new plan is needed after more than ``command_budget`` steps
+  (skipped ones count: the original's ``prompt_threshold``).
+- ``sayplan`` (SayPlan-style iterative replanning): the same planner, but a step that fails or is skipped
+  stops the plan and the next prompt reports the failure (the env's feedback) so that the planner can
+  correct itself.
 - ``saycan``: one command at a time, the admissible command with the highest LLM score (summed log-prob)
   after the same prompt as plain text (``scoring_context``: no chat template, so that any backend that
   scores, a recording included, sees the same context): the admissible list is the affordance.
 
-Unparseable steps and failed commands are counted, never fatal. Episodes are played in lockstep so that
-the planning calls of all of them go to the model as one batch (``chat_batch``); a batch's sampling seed is
-``seed`` plus the round number, so a run is reproducible for the same episodes.
+Episodes are played in lockstep so that the planning calls of all of them go to the model as one batch
+(``chat_batch``); a batch's sampling seed is ``seed`` plus the round number, so a run is reproducible for
+the same episodes.
 
 ``play`` returns per episode every planning call (messages, answer, parsed steps, what each step did and why
 it failed, the original's per-plan score) so that imitation and self-training can build their datasets from
@@ -21,36 +26,60 @@ it, and the episode's metrics (LLM-Personalize's ``success_rate`` among them).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from textagents.llm.base import LLMBackend, chat_batch
-from textagents.methods.llm_personalize.plan_parser import MAX_STEPS, MISSION_COMPLETE, parse_plan
+from textagents.methods.llm_personalize.plan_parser import (
+    MAX_STEPS,
+    MISSION_COMPLETE,
+    PROMPT_PREFIX,
+    PlanStep,
+    parse_plan,
+)
+from textenvs.core.commands import invalid_command_feedback
+from textenvs.envs.housekeep.commands import GO_TO, parse
+from textenvs.envs.housekeep.expert import format_plan
 from textenvs.envs.housekeep.prompts import SYSTEM_PROMPT, planner_prompt
 
-#: The paper's sampling (temperature 1, top_p 0.9, at most 256 new tokens). Its frequency and presence
-#: penalties (0.2) are not part of ``Sampling`` and are not applied.
-PAPER_SAMPLING = {"temperature": 1.0, "top_p": 0.9, "max_tokens": 256}
+#: The paper's sampling (``single.llm_model.openai.sampling_params`` of ``igib_v2_nav_sp.yaml``). Its stop
+#: is YAML's single-quoted ``'\n'``: a backslash and an ``n``, not a newline, so plans keep their lines.
+PAPER_SAMPLING = {
+    "temperature": 1.0,
+    "top_p": 0.9,
+    "max_tokens": 256,
+    "frequency_penalty": 0.2,
+    "presence_penalty": 0.2,
+    "stop": ("\\n",),
+}
+FAIL_THRESHOLD = 30  # the original's ``fail_threshold``: skipped steps in a row that end an episode
+COMMAND_BUDGET = 150  # its ``prompt_threshold``
 VARIANTS = ("planner", "sayplan", "saycan")
-#: Why a played step did not succeed: no regex matched, a name or command the env does not admit now, or
-#: an admissible command that failed (e.g. placing with empty hands).
+#: Why a step did not succeed: skipped without acting because no pattern matched (``unparseable``) or
+#: because it names something the episode does not have or goes where the robot has not been
+#: (``not_admissible``), or played and failed (``failed``, e.g. placing with empty hands).
 FAILURE_CAUSES = ("unparseable", "not_admissible", "failed")
 _FEEDBACK_CHARS = 300  # SayPlan's failure feedback is cut here: the env lists every valid command
+
+Pair = list[dict[str, str]]
 
 
 @dataclass
 class PlanningCall:
-    """One call: the messages sent, the answer, and per parsed step the command played and its outcome."""
+    """One call: the messages sent, the answer, its parsed steps' text and, per step taken, the command
+    played (None for an unparseable step) and whether it succeeded."""
 
     messages: list[dict[str, str]]
     answer: str
     steps: list[str]
-    played: list[tuple[str | None, bool]] = field(default_factory=list)  # (command, succeeded)
+    played: list[tuple[str | None, bool]] = field(default_factory=list)  # (command, succeeded) per step taken
     failures: list[str] = field(default_factory=list)  # a FAILURE_CAUSES entry per step that did not succeed
     correct_before: frozenset[str] = frozenset()  # objects on a correct receptacle when the call was made
     correct_after: frozenset[str] = frozenset()
-    moves: tuple[tuple[str, str, str], ...] = ()  # (object, receptacle before, receptacle after) it changed
+    #: (object, receptacle before, receptacle after) of each object the call moved, in the order of their
+    #: first move ("held" in the hand); an object put back where it was is still listed, as in the original.
+    moves: tuple[tuple[str, str, str], ...] = ()
     discovered: int = 0  # objects + receptacles the robot first saw during this call
 
     @property
@@ -64,9 +93,34 @@ class PlanningCall:
 
     @property
     def dedup_key(self) -> tuple:
-        """The paper's de-duplication key: the objects moved, their receptacles before and after, and the set
-        of correctly placed objects before."""
-        return (self.moves, self.correct_before)
+        """The original's de-duplication key: the first moved object with its receptacles before and after,
+        and the set of correctly placed objects before."""
+        return (self.moves[0] if self.moves else None, self.correct_before)
+
+    def succeeded_steps(self) -> list[str]:
+        """The raw text of the steps that were played and succeeded, ``mission complete`` left out (the
+        original logs it as skipped)."""
+        taken = zip(self.steps, self.played, strict=False)
+        return [text for text, (command, ok) in taken if ok and command != MISSION_COMPLETE]
+
+
+def self_training_pairs(calls: Iterable[PlanningCall]) -> list[Pair]:
+    """The original's self-training data (``experiments/annotate_gpt3_pair.ipynb``): the calls that raised the
+    number of correctly placed objects, the first of each ``dedup_key``, each as the prompt it logged (without
+    the ``step 1:`` that the model was sent after it) and its succeeded steps' raw text as the plan."""
+    pairs: list[Pair] = []
+    seen: set[tuple] = set()
+    for call in calls:
+        done = call.succeeded_steps()
+        if not call.raised_correct_count or not done or call.dedup_key in seen:
+            continue
+        seen.add(call.dedup_key)
+        system, user = call.messages[:2]
+        prompt = user["content"].removesuffix(PROMPT_PREFIX)
+        pairs.append(
+            [dict(system), {"role": "user", "content": prompt}, {"role": "assistant", "content": format_plan(done)}]
+        )
+    return pairs
 
 
 @dataclass
@@ -88,79 +142,142 @@ class Rollout:
         return Counter(cause for call in self.calls for cause in call.failures)
 
 
-def _snapshot(env: Any) -> tuple[frozenset[str], dict[str, str], int]:
-    """The correctly placed objects, every object's receptacle ("held" in a hand) by name, and how many
-    objects and receptacles the robot knows."""
-    world = env.unwrapped.world
-    places = {
+@dataclass(frozen=True)
+class PlanRules:
+    """How plans are read and taken: ``parser`` (``plan_parser.PARSERS``), at most ``max_steps`` steps per
+    plan, ``command_budget`` steps per episode, ``fail_threshold`` skipped steps in a row."""
+
+    parser: str = "original"
+    max_steps: int = MAX_STEPS
+    command_budget: int = COMMAND_BUDGET
+    fail_threshold: int = FAIL_THRESHOLD
+
+
+def _places(world: Any) -> dict[str, str]:
+    """Every object's receptacle ("held" in a hand), by name."""
+    return {
         name: "held" if at < 0 else world.receptacles[at].name
         for name, at in zip(world.object_names, world.location, strict=True)
     }
+
+
+def _snapshot(env: Any) -> tuple[frozenset[str], dict[str, str], int]:
+    """The correctly placed objects, every object's receptacle, and how many objects and receptacles the
+    robot knows."""
+    world = env.unwrapped.world
     correct = frozenset(n for i, n in enumerate(world.object_names) if world.is_correct(i))
     robot = world.robots[0]
-    return correct, places, len(robot.known_objects) + len(robot.known_receptacles)
+    return correct, _places(world), len(robot.known_objects) + len(robot.known_receptacles)
 
 
 class _Episode:
-    """One episode being played: its env, last observation, calls and command count."""
+    """One episode being played: its env, last observation, calls and the steps it has taken."""
 
-    def __init__(self, env: Any, seed: int, options: dict[str, Any] | None, command_budget: int):
+    def __init__(self, env: Any, seed: int, options: dict[str, Any] | None, rules: PlanRules):
         self.env = env
         self.obs, self.info = env.reset(seed=seed, options=options)
-        self.command_budget = command_budget
+        self.rules = rules
         self.calls: list[PlanningCall] = []
-        self.commands = 0
+        self.steps_taken = 0  # played or skipped: the original's ``cur_step``
+        self.skipped_in_a_row = 0
         self.done = False
         self.previous_steps = ""  # the prompt's prev_steps_msg (SayPlan's failure feedback)
+        self.feedback = ""  # why the last step failed
+        self._moved: list[str] = []  # objects moved during the current call, in the order of their first move
 
-    @property
-    def active(self) -> bool:
-        return not self.done and self.commands < self.command_budget
+    def ready_to_plan(self) -> bool:
+        """Whether the episode asks for a plan now. Past the budget the original's planner answers
+        ``mission complete`` whatever the model says (``llm_planner.py:274-277``): the episode ends."""
+        if self.steps_taken > self.rules.command_budget:
+            self.done = True
+        return not self.done
 
     def messages(self) -> list[dict[str, str]]:
-        return [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": planner_prompt(self.obs["text"], self.previous_steps)},
-        ]
+        """The planner's prompt as the original sends it: the user message, then ``step 1:``."""
+        user = planner_prompt(self.obs["text"], self.previous_steps, first_step=False) + PROMPT_PREFIX
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
-    def step(self, text: str, command: str | None, call: PlanningCall) -> bool:
-        """Play one step; True when it succeeded."""
-        self.obs, _, terminated, truncated, self.info = self.env.step(command if command is not None else text)
-        self.commands += 1
+    def skip_cause(self, step: PlanStep) -> str | None:
+        """Why the original would skip ``step`` without acting, or None: no pattern matched; a name its key
+        translation does not know (here: that the episode does not have, or of the wrong kind); ``go to``
+        an object or receptacle not observed yet (``postprocess``, ``llm_planner.py:53-59``)."""
+        if step.command is None:
+            return "unparseable"
+        world = self.env.unwrapped.world
+        command = parse(step.command, world.names, world.parsed)
+        if command is None:
+            return "not_admissible"
+        if command.verb == GO_TO and not world.is_known(world.robots[0], command.target):
+            return "not_admissible"
+        return None
+
+    def take(self, step: PlanStep, call: PlanningCall) -> bool:
+        """Take one step: skip it or play it; True when it was played and succeeded."""
+        self.steps_taken += 1
+        cause = self.skip_cause(step)
+        if cause is None:
+            self.skipped_in_a_row = 0
+            return self.act(step.command, call)
+        self.skipped_in_a_row += 1
+        call.played.append((step.command, False))
+        call.failures.append(cause)
+        self.feedback = invalid_command_feedback(step.command or step.text, self.admissible())
+        return False
+
+    def act(self, command: str, call: PlanningCall) -> bool:
+        """Play ``command`` in the env; True when it succeeded."""
+        world = self.env.unwrapped.world
+        before = _places(world)
+        self.obs, _, terminated, truncated, self.info = self.env.step(command)
+        after = _places(world)
+        self._moved += [name for name in after if after[name] != before[name] and name not in self._moved]
         ok = bool(self.info["action_succeeded"]) and not self.info["invalid_action"]
+        self.feedback = str(self.info.get("feedback", ""))
         call.played.append((command, ok))
         if not ok:
-            cause = "unparseable" if command is None else "not_admissible" if self.info["invalid_action"] else "failed"
-            call.failures.append(cause)
+            call.failures.append("not_admissible" if self.info["invalid_action"] else "failed")
         self.done = terminated or truncated or command == MISSION_COMPLETE
         return ok
 
-    def play_plan(self, messages: list[dict[str, str]], answer: str, max_steps: int, stop_on_failure: bool) -> None:
-        parsed = parse_plan(answer, max_steps=max_steps)
+    def admissible(self) -> list[str]:
+        return list(self.info.get("admissible_commands", ()))
+
+    def play_plan(self, messages: list[dict[str, str]], answer: str, stop_on_failure: bool) -> None:
+        parsed = parse_plan(answer, max_steps=self.rules.max_steps, parser=self.rules.parser)
         call = PlanningCall(messages, answer, [s.text for s in parsed.steps])
         self._around(call, lambda: self._play_steps(call, parsed.steps, stop_on_failure))
 
-    def _play_steps(self, call: PlanningCall, steps: Sequence[Any], stop_on_failure: bool) -> None:
+    def _play_steps(self, call: PlanningCall, steps: Sequence[PlanStep], stop_on_failure: bool) -> None:
         self.previous_steps = ""
+        if not steps:  # the original's planner has no next step: the episode ends (hie_policy.py:290)
+            self.done = True
+            return
         for step in steps:
-            if not self.active:
+            if self.skipped_in_a_row > self.rules.fail_threshold:
+                self.done = True
+            if self.done:
                 return
-            if not self.step(step.text, step.command, call) and stop_on_failure:
-                feedback = str(self.info.get("feedback", ""))[:_FEEDBACK_CHARS]
-                self.previous_steps = f"The step '{step.text}' failed: {feedback}"
+            if not self.take(step, call) and stop_on_failure:
+                self.previous_steps = f"The step '{step.text}' failed: {self.feedback[:_FEEDBACK_CHARS]}"
                 return
-        if not steps and self.active:  # nothing to play: the answer still costs a command, as an invalid one
-            self.step(call.answer[:200], None, call)
 
     def play_command(self, messages: list[dict[str, str]], command: str) -> None:
+        """SayCan: one admissible command, played as chosen."""
         call = PlanningCall(messages, command, [command])
-        self._around(call, lambda: self.step(command, command, call))
+
+        def play() -> None:
+            self.steps_taken += 1
+            self.skipped_in_a_row = 0
+            self.act(command, call)
+
+        self._around(call, play)
 
     def _around(self, call: PlanningCall, play: Callable[[], Any]) -> None:
         call.correct_before, before, known_before = _snapshot(self.env)
+        self._moved = []
         play()
         call.correct_after, after, known_after = _snapshot(self.env)
-        call.moves = tuple((name, before[name], after[name]) for name in sorted(before) if before[name] != after[name])
+        call.moves = tuple((name, before[name], after[name]) for name in self._moved)
         call.discovered = known_after - known_before
         self.calls.append(call)
 
@@ -170,7 +287,7 @@ class _Episode:
 
 
 def scoring_context(messages: Sequence[dict[str, str]]) -> str:
-    """SayCan's context: the system and user prompts as plain text; the user prompt ends with ``step 1: ``."""
+    """SayCan's context: the system and user prompts as plain text; the user prompt ends with ``step 1:``."""
     return "\n\n".join(m["content"] for m in messages)
 
 
@@ -182,22 +299,21 @@ def play(
     variant: str = "planner",
     seed: int = 0,
     sampling: dict[str, Any] | None = None,
-    max_steps_per_plan: int = MAX_STEPS,
-    command_budget: int = 150,
+    rules: PlanRules | None = None,
 ) -> list[Rollout]:
     """Play the ``(scene, episode index)`` jobs of a Housekeep-Text env (``text_style="llm_personalize"``)
-    with one of ``VARIANTS``; episode index i is reset with seed i."""
+    with one of ``VARIANTS``, sampling with ``PAPER_SAMPLING`` updated by ``sampling``; episode index i is
+    reset with seed i."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown planner variant {variant!r}; valid: {list(VARIANTS)}")
     settings = {**PAPER_SAMPLING, **(sampling or {})}
-    episodes = [
-        _Episode(make_env(), index, {"scene": scene, "episode_index": index}, command_budget) for scene, index in jobs
-    ]
+    rules = rules or PlanRules()
+    episodes = [_Episode(make_env(), index, {"scene": scene, "episode_index": index}, rules) for scene, index in jobs]
     round_number = 0
-    while active := [e for e in episodes if e.active]:
+    while active := [e for e in episodes if e.ready_to_plan()]:
         conversations = [e.messages() for e in active]
         if variant == "saycan":
-            candidates = [list(e.info["admissible_commands"]) for e in active]
+            candidates = [e.admissible() for e in active]
             contexts = [scoring_context(m) for m in conversations]
             for episode, messages, options, scores in zip(
                 active, conversations, candidates, backend.score(contexts, candidates), strict=True
@@ -206,7 +322,7 @@ def play(
         else:
             answers = chat_batch(backend, conversations, **settings, seed=seed + round_number)
             for episode, messages, answer in zip(active, conversations, answers, strict=True):
-                episode.play_plan(messages, answer, max_steps_per_plan, stop_on_failure=variant == "sayplan")
+                episode.play_plan(messages, answer, stop_on_failure=variant == "sayplan")
         round_number += 1
     results = [e.result() for e in episodes]
     for episode in episodes:
