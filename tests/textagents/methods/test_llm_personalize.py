@@ -158,7 +158,7 @@ def test_the_planner_loop_with_the_demonstrators_plans_tidies_every_episode():
     assert len({call.dedup_key for call in movers}) == len(movers)
     assert not run.calls[0].moves and not run.calls[0].raised_correct_count  # the room sweep moves nothing
     assert run.calls[0].discovered > 0 and run.calls[0].score == run.calls[0].discovered
-    assert all(call.score >= 10 for call in movers)  # + 10 per newly correct object
+    assert all(call.score >= 10 for call in movers)  # + 10 per object that became correct
     assert run.calls[0].messages[1]["content"].endswith("Steps: step 1:")  # the original's user + prefix
     runs = {scene: play(lambda: env, backend, [(scene, i)]) for scene in ("Merom_1_int", "Rs_int") for i in (0,)}
     result = summarize(runs)

@@ -122,3 +122,12 @@ def test_a_call_lists_its_moves_in_order_with_an_object_put_back(episode):
     assert all(ok for _, ok in call.played) and len(call.played) == 11
     assert call.moves == backend.expected and call.raised_correct_count
     assert call.dedup_key == (backend.expected[0], call.correct_before)  # keyed on the first object moved
+
+
+def test_the_plan_score_counts_the_change_in_correct_objects_as_the_originals_reward():
+    # REWARD_WEIGHTS of annotate_gpt3_pair.ipynb: discovered objects + receptacles + 10 x (end - start count)
+    call = PlanningCall([], "", [], discovered=3, correct_before=frozenset({"cup 1"}))
+    call.correct_after = frozenset({"pan 1"})  # one became correct, one stopped being so
+    assert call.score == 3
+    call.correct_after = frozenset({"cup 1", "pan 1"})
+    assert call.score == 13

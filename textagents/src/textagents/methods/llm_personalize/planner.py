@@ -88,8 +88,9 @@ class PlanningCall:
 
     @property
     def score(self) -> int:
-        """The original's per-plan score: objects discovered + receptacles discovered + 10 x newly correct."""
-        return self.discovered + 10 * len(self.correct_after - self.correct_before)
+        """The original's per-plan score: objects discovered + receptacles discovered + 10 x the change in the
+        number of correctly placed objects (``annotate_gpt3_pair.ipynb``, ``diff_correct_loc``)."""
+        return self.discovered + 10 * (len(self.correct_after) - len(self.correct_before))
 
     @property
     def dedup_key(self) -> tuple:

@@ -91,8 +91,8 @@ def render_diagnostics(rows: list[Row]) -> str:
     lines = [
         "## Diagnostics (test and train episodes together)",
         "",
-        "Shares of played steps; plan score = objects + receptacles discovered + 10 × newly correct objects per "
-        "planning call (the original's log).",
+        "Shares of the steps taken (played or skipped); plan score = objects + receptacles discovered + 10 × the "
+        "change in correctly placed objects per planning call (the original's log).",
         "",
         "| " + " | ".join(header) + " |",
         "|---|" + "---:|" * (len(header) - 1),
