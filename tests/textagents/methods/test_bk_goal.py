@@ -1,17 +1,25 @@
-"""BK-Goal: the goal parser on hand-written answers, the labelling conversation with a scripted LLM, Φ on
-hand-built captions (with all-MiniLM-L6-v2 at the calibrated threshold) and the per-mission cache."""
+"""BK-Goal: the goal parser on hand-written answers, the labelling conversation with a scripted LLM, the
+original's rule against golden numbers made by the original's own arithmetic
+(``benchmarks/methods/bk/golden/make_golden.py``), both rules on hand-built captions (with
+all-MiniLM-L6-v2 at the calibrated thresholds), the library of rounds and the per-mission cache."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.textagents.methods.scripted_llm import Scripted
-from textagents.methods.bk.config import GOAL_THRESHOLD, BKConfig
+from textagents.methods.bk.config import GOAL_THRESHOLDS, BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS
-from textagents.methods.bk.goal_potential import GoalKnowledge, GoalPotential
+from textagents.methods.bk.goal_potential import (
+    GoalKnowledge,
+    GoalPotential,
+    NearestGoalsPotential,
+    transition_caption,
+)
 from textagents.methods.bk.goal_prompt import (
     HISTORY_ROUNDS,
     SYSTEM,
@@ -80,7 +88,7 @@ def embed():
 
 def test_phi_counts_the_goals_one_sentence_of_the_caption_matches(embed):
     goals = {"go to the red ball": ["go to the red ball", "pick up the blue key", "open the yellow door"]}
-    potential = GoalPotential(goals.__getitem__, embed, GOAL_THRESHOLD)
+    potential = GoalPotential(goals.__getitem__, embed, GOAL_THRESHOLDS["count"])
     two = {"mission": "go to the red ball", "text": "You see a red ball 2 steps forward\nYou carry a blue key"}
     assert potential(two, {}) == 2.0
     assert potential({"mission": "go to the red ball", "text": "You see a wall 3 steps left"}, {}) == 0.0
@@ -104,7 +112,7 @@ def test_goal_embeddings_are_computed_once_per_goal_list():
 
 
 def test_goals_are_asked_once_per_mission_kept_in_the_run_and_restored(tmp_path):
-    config = BKConfig(shaping="goal", goal_rounds=1, goal_samples=2)
+    config = BKConfig(shaping="goal", goal_rounds=1, goal_samples=2, goal_rule="count")
     backend = Scripted(["- go to the red ball", "- pick up the key"])
     knowledge = GoalKnowledge(config, tmp_path, lambda: backend)
     metrics = knowledge.label()
@@ -126,3 +134,73 @@ def test_the_conversation_keeps_only_the_last_rounds():
     propose_goals(backend, "babyai_text", "go to the red ball", STEPS, rounds=HISTORY_ROUNDS + 3, per_round=1)
     assert [len(asked) for asked in backend.asked][-2:] == [2 + 2 * HISTORY_ROUNDS + 1] * 2
     assert backend.asked[-1][3] == {"role": "assistant", "content": "- goal 2"}
+
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "bk_goal.json").read_text())
+COMMANDS = ["turn left", "turn right", "go forward"]
+
+
+def _golden_call(index: int) -> tuple[dict, dict]:
+    before = {"mission": "m", "text": f"before {index}"}
+    return {"mission": "m", "text": f"now {index}"}, {"history": ((None, before),), "action": 2}
+
+
+def test_the_original_rule_matches_the_originals_rewards_on_golden_embeddings():
+    vectors = {f"context {i}": v for i, v in enumerate(GOLDEN["key_embeddings"])}
+    vectors.update({f"goal {j}": v for j, v in enumerate(GOLDEN["goals_embeddings"])})
+    for index, (query, caption) in enumerate(zip(GOLDEN["query"], GOLDEN["caption"], strict=True)):
+        history = [Step("m", None, f"before {index}", 0.0, None)]
+        vectors[describe_steps("m", history)] = query
+        vectors[transition_caption(f"before {index}", "go forward", f"now {index}")] = caption
+    library = [(f"context {i}", [f"goal {j}" for j in goals]) for i, goals in enumerate(GOLDEN["goal_library"])]
+    potential = NearestGoalsPotential(
+        lambda mission: library, lambda texts: np.array([vectors[t] for t in texts]), GOLDEN["threshold"], COMMANDS
+    )
+    phi = [potential(*_golden_call(index)) for index in range(len(GOLDEN["rewards"]))]
+    assert phi == pytest.approx(GOLDEN["rewards"], rel=1e-6, abs=1e-9)
+    assert potential.calls == 6 and potential.rewarded == sum(r > 0 for r in GOLDEN["rewards"])
+
+
+def _cosine(embed, a: str, b: str) -> float:
+    u, v = embed([a, b])
+    return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
+
+
+def test_the_original_rule_pays_the_similarity_of_the_last_transition_to_the_nearest_rounds_goals(embed):
+    mission = "go to the red ball"
+    near_ball = describe_steps(mission, [Step(mission, "go forward", "You see a red ball 2 steps forward", 0, 1)])
+    near_key = describe_steps(mission, [Step(mission, "turn left", "You see a blue key 1 step left", 0, 5)])
+    library = [(near_ball, ["go to the red ball"]), (near_key, ["pick up the blue key"])]
+
+    def potential(threshold):
+        return NearestGoalsPotential(lambda m: library, embed, threshold, COMMANDS)
+
+    before = {"mission": mission, "text": "You see a red ball 2 steps forward"}
+    now = {"mission": mission, "text": "You see a red ball 1 step forward"}
+    moved = {"history": ((None, before),), "action": 2}
+    caption = transition_caption(before["text"], "go forward", now["text"])
+    best = max(_cosine(embed, caption, goal) for goal in ("go to the red ball", "pick up the blue key"))
+    phi = potential(GOAL_THRESHOLDS["original"])(now, moved)
+    assert phi == pytest.approx(best, rel=1e-5) and phi > GOAL_THRESHOLDS["original"]
+    walls = {"mission": mission, "text": "You see a wall 3 steps left"}
+    assert potential(GOAL_THRESHOLDS["original"])(walls, {"history": ((None, walls),), "action": 0}) == 0.0
+    assert potential(0.85)(now, moved) == 0.0  # the paper's 0.85 (for bert-small) pays nothing here
+
+
+def test_the_library_holds_each_round_with_what_it_showed_and_a_new_missions_rounds_come_last(tmp_path):
+    config = BKConfig(shaping="goal", goal_rounds=2, goal_samples=2)
+    backend = Scripted(["- go to the red ball", "no goals", "- pick up the key", "- open the door"])
+    knowledge = GoalKnowledge(config, tmp_path, lambda: backend)
+    knowledge.label()
+    steps = knowledge.steps
+    mission = steps[0].mission
+    assert knowledge.library(mission) == [
+        (describe_steps(mission, steps[:2]), ("go to the red ball",)),
+        (describe_steps(mission, steps[2:4]), ()),
+    ]
+    rounds = knowledge.library("pick up a key")
+    assert rounds[2:] == [
+        (describe_steps("pick up a key", steps[:2]), ("pick up the key",)),
+        (describe_steps("pick up a key", steps[2:4]), ("open the door",)),
+    ]
+    assert knowledge.history == 2 and GoalKnowledge(BKConfig(goal_rule="count"), tmp_path, lambda: backend).history == 0

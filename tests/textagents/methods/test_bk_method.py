@@ -118,12 +118,15 @@ def test_bk_goal_runs_from_a_replayed_recording_and_resumes_with_its_goals(tmp_p
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     train = [r for r in records if r["kind"] == "train"]
     assert train[0]["goal/missions"] == 1 and train[0]["goal/goals_per_mission"] == 3
-    assert train[-1]["goal/phi_calls"] >= 64 and 0 <= train[-1]["goal/matched_per_call"] <= 3
+    assert train[-1]["goal/phi_calls"] >= 64 and 0 <= train[-1]["goal/rewarded_share"] <= 1
     assert "## Background knowledge (goal)" in (out / "report.md").read_text()
 
+    assert "shaping/mean" in train[-1]  # the original form's term, added to each rollout
+    checkpoint = RunDir(out).load_checkpoint()
     method = BKMethod(load_config(BKConfig, config), bk_context(out, lambda: pytest.fail("no LLM on restore")))
-    method.restore(RunDir(out).load_checkpoint())
+    method.restore(checkpoint)
     assert method.knowledge.goals_for("go to the red ball") == goals["go to the red ball"]["goals"]
+    assert method.lagged.state() == checkpoint.state["lagged_shaping"]  # its normaliser goes on from there
     method.close()
 
 

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textagents.methods.bk.shaping import SHAPING_FORMS
 from textagents.methods.core.config import MethodConfig
 from textagents.methods.core.original_prompts import PROMPT_SOURCES
 
 SHAPINGS = ("none", "code", "goal", "pref")
 PREF_LABELLERS = ("llm", "env")
-#: BK-Goal's similarity threshold for all-MiniLM-L6-v2 (the paper's 0.85 was for bert-small):
-#: ``benchmarks/methods/bk/calibrate_goal_threshold.py`` on real BabyAI-Text captions.
-GOAL_THRESHOLD = 0.6
+POLICY_NETWORKS = ("cnn", "mlp")
+GOAL_RULES = ("original", "count")
+#: BK-Goal's similarity thresholds for all-MiniLM-L6-v2 per rule (the paper's 0.85 was for bert-small),
+#: from ``benchmarks/methods/bk/calibrate_goal_threshold.py`` on real BabyAI-Text captions: a goal against
+#: the last transition's caption (``original``), against one sentence of the caption (``count``).
+GOAL_THRESHOLDS = {"original": 0.4, "count": 0.6}
 
 
 @dataclass(frozen=True)
 class BKConfig(MethodConfig):
-    """PPO (Stable-Baselines3, the paper's lr 3e-4, clip 0.1, ``envs`` x ``steps_per_env`` per update) on
-    ``env_id`` seen through minigrid's grid encoding and the goal, its reward shaped by a potential from the
-    run's LLM (``prompt_source``: ours or the ``original``'s, downloaded), by ``shaping``:
+    """PPO (Stable-Baselines3, with the original's settings and update: ``OriginalPPO``) on ``env_id`` seen
+    through minigrid's grid encoding (Crafter: its symbolic local view and inventory), its reward shaped by a
+    potential from the run's LLM (``prompt_source``: ours or the ``original``'s, downloaded), by ``shaping``:
 
     - ``none``: PPO alone.
     - ``code`` (BK-Code): the LLM writes ``potential(observation)`` in ``code_rounds`` rounds of feedback on
@@ -26,20 +30,33 @@ class BKConfig(MethodConfig):
       written elsewhere (by hand, or by a stronger LLM) used instead of asking the run's LLM, checked and run
       in the sandbox the same way.
     - ``goal`` (BK-Goal): the LLM proposes goals for each mission in ``goal_rounds`` rounds, each shown
-      ``goal_samples`` observations of a random policy; Φ = the number of goals a sentence of the caption
-      matches (all-MiniLM-L6-v2 cosine similarity >= ``goal_threshold``).
+      ``goal_samples`` observations of a random policy. ``goal_rule: original``: Φ = the best cosine
+      similarity (all-MiniLM-L6-v2), if above the threshold, between the last transition's caption and the
+      goals of the 3 rounds whose observations are nearest the episode's last ``goal_samples`` ones;
+      ``count``: Φ = the number of the mission's goals one sentence of the caption matches (>= threshold).
+      ``goal_threshold``: None for the rule's calibrated value (``GOAL_THRESHOLDS``).
     - ``pref`` (BK-Pref): the LLM labels ``pref_pairs`` pairs of (action, observation) snippets of a random
-      policy; a transformer (``pref_layers`` layers of width ``pref_width``, snippets cut at
-      ``pref_max_tokens`` words) is trained on them for ``pref_epochs`` epochs (Adam, ``pref_learning_rate``)
-      with a Bradley-Terry loss and the original's label smoothing ``pref_smoothing``; its score is Φ.
-      ``pref_labeller: env`` labels the same pairs by the env's own progress signal instead of the LLM (an
-      oracle control: BK-Pref with labels that are right, as SimpleOracle is for ELLM). ``pref_action``:
-      snippets name the action that led to the observation, as the original's do; then Φ depends on the
-      action as well as the state, so the shaping pays for choosing an action the scorer likes at every
-      step, which is no longer potential-based (Ng et al.); ``false`` scores (mission, observation) only.
+      policy; a transformer (``pref_layers`` layers of width ``pref_width`` with ``pref_heads`` heads,
+      snippets cut at ``pref_max_tokens`` words) is trained on them for ``pref_epochs`` epochs (AdamW,
+      ``pref_learning_rate``) with a Bradley-Terry loss and the original's label smoothing
+      ``pref_smoothing``; its score is Φ. ``pref_labeller: env`` labels the same pairs by the env's own
+      progress signal instead of the LLM (an oracle control: BK-Pref with labels that are right, as
+      SimpleOracle is for ELLM). ``pref_action``: snippets name the action that led to the observation, as
+      the original's do; then Φ depends on the action as well as the state, so the shaping pays for choosing
+      an action the scorer likes at every step, which is no longer potential-based (Ng et al.); ``false``
+      scores (mission, observation) only.
 
-    Shaping: ``gamma``, ``reward_scale``, ``terminal`` (``original`` or ``masked``). Each iteration trains on
-    ``frames_per_iteration`` frames; evaluation: ``eval_episodes``, success = return > 0."""
+    Shaping (``shaping.SHAPING_FORMS``): ``shaping_form`` ``original`` (γΦ(s_t) − Φ(s_{t−1}) on the
+    observations actions are taken from, Φ over the std of its discounted running sum), ``markovian``
+    (γΦ(s') − Φ(s), Φ over the std of raw Φ) or ``masked`` (``markovian`` with Φ = 0 at termination);
+    ``gamma``, ``reward_scale``. PPO: ``learning_rate``, ``clip``, ``envs`` x ``steps_per_env`` per update,
+    ``ppo_epochs`` over minibatches of ``minibatch_size``, ``gae_lambda``, ``ent_coef``, ``vf_coef``,
+    ``value_clip`` (None: unclipped), ``max_grad_norm``; ``time_limit_as_done``: a truncated episode's
+    target ends there (the original) instead of SB3's bootstrap; ``policy_network``: ``cnn`` (the original's
+    network, ``policy.OriginalPolicy``) or ``mlp`` (SB3's default MultiInputPolicy over every part of the
+    observation, the mission's words included). Each iteration trains on ``frames_per_iteration`` frames;
+    evaluation: ``eval_episodes``, actions by argmax (``eval_deterministic``, the original's) or sampled,
+    success = return > 0."""
 
     env_id: str = "BabyAI-Text-GoToLocal-RedBall-S20-v0"
     shaping: str = "code"
@@ -49,17 +66,19 @@ class BKConfig(MethodConfig):
     code_file: str | None = None
     goal_rounds: int = 3
     goal_samples: int = 5
-    goal_threshold: float = GOAL_THRESHOLD
+    goal_rule: str = "original"
+    goal_threshold: float | None = None
     pref_pairs: int = 200
     pref_epochs: int = 20
     pref_layers: int = 2
     pref_width: int = 32
+    pref_heads: int = 1
     pref_max_tokens: int = 64
-    pref_learning_rate: float = 1e-3
+    pref_learning_rate: float = 3e-4
     pref_smoothing: float = 0.3
     pref_labeller: str = "llm"
     pref_action: bool = True
-    terminal: str = "original"
+    shaping_form: str = "original"
     reward_scale: float = 10.0
     gamma: float = 0.99
     learning_rate: float = 3e-4
@@ -68,22 +87,43 @@ class BKConfig(MethodConfig):
     steps_per_env: int = 128
     ppo_epochs: int = 4
     minibatch_size: int = 256
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    value_clip: float | None = 0.1
+    max_grad_norm: float = 0.5
+    time_limit_as_done: bool = True
+    policy_network: str = "cnn"
     frames_per_iteration: int = 8192
     eval_episodes: int = 50
+    eval_deterministic: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.require_choice("prompt_source", PROMPT_SOURCES)
-        self.require_choice("shaping", SHAPINGS)
-        self.require_choice("pref_labeller", PREF_LABELLERS)
-        if not 0 < self.goal_threshold <= 1:
-            raise ValueError(f"goal_threshold must be in (0, 1], got {self.goal_threshold}")
+        for name, valid in (
+            ("prompt_source", PROMPT_SOURCES),
+            ("shaping", SHAPINGS),
+            ("pref_labeller", PREF_LABELLERS),
+            ("shaping_form", SHAPING_FORMS),
+            ("policy_network", POLICY_NETWORKS),
+            ("goal_rule", GOAL_RULES),
+        ):
+            self.require_choice(name, valid)
+        if self.goal_threshold is not None and not 0 < self.goal_threshold <= 1:
+            raise ValueError(f"goal_threshold must be in (0, 1] (or null: the rule's own), got {self.goal_threshold}")
         if not 0 <= self.pref_smoothing < 1:
             raise ValueError(f"pref_smoothing must be in [0, 1), got {self.pref_smoothing}")
-        if self.pref_learning_rate <= 0:
-            raise ValueError(f"pref_learning_rate must be > 0, got {self.pref_learning_rate}")
-        if self.pref_width % 4:
-            raise ValueError(f"pref_width must be a multiple of 4 (4 attention heads), got {self.pref_width}")
+        for name in ("pref_learning_rate", "learning_rate", "clip", "max_grad_norm"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.value_clip is not None and self.value_clip <= 0:
+            raise ValueError(f"value_clip must be > 0 (or null: no clipping), got {self.value_clip}")
+        for name in ("gamma", "gae_lambda"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
+        for name in ("ent_coef", "vf_coef"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         self.require_positive(
             "code_rounds",
             "code_samples",
@@ -93,6 +133,7 @@ class BKConfig(MethodConfig):
             "pref_epochs",
             "pref_layers",
             "pref_width",
+            "pref_heads",
             "pref_max_tokens",
             "envs",
             "steps_per_env",
@@ -101,3 +142,10 @@ class BKConfig(MethodConfig):
             "frames_per_iteration",
             "eval_episodes",
         )
+        if self.pref_width % self.pref_heads:
+            raise ValueError(f"pref_width must be a multiple of pref_heads ({self.pref_heads}), got {self.pref_width}")
+
+    @property
+    def goal_similarity(self) -> float:
+        """BK-Goal's threshold: ``goal_threshold``, or the rule's calibrated one."""
+        return GOAL_THRESHOLDS[self.goal_rule] if self.goal_threshold is None else self.goal_threshold

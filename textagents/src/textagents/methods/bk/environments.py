@@ -5,7 +5,7 @@ BK-Pref's labels are checked against."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,11 +44,13 @@ def _crafter_distance(env: Any, reward: float) -> int:
 class Family:
     """``description``: the environment as the LLM is told it; ``observation``: the wrapper that gives PPO
     its view of the env (``action_mode="discrete"``); ``distance(env, reward)``: how far the unwrapped env's
-    current state is from done by the env's own measure, smaller is better (None where it has none)."""
+    current state is from done by the env's own measure, smaller is better (None where it has none);
+    ``network``: what the original's convolutional network (``policy.ConvFeatures``) reads of that view."""
 
     description: str
     observation: Callable[[gym.Env], gym.Env]
     distance: Callable[[Any, float], int | None]
+    network: dict[str, Any]
 
 
 FAMILIES: dict[str, Family] = {
@@ -62,6 +64,8 @@ FAMILIES: dict[str, Family] = {
         ),
         observation=SymbolicObservation,
         distance=_babyai_distance,
+        # the grid alone, its ids scaled as the original's ImageObsWrapper does; its policy never saw the mission
+        network={"image": "grid", "scale": (10.0, 5.0, 3.0)},
     ),
     "crafter_text": Family(
         description=(
@@ -72,6 +76,8 @@ FAMILIES: dict[str, Family] = {
         ),
         observation=CrafterSymbolicObservation,
         distance=_crafter_distance,
+        # the original's pixels show the inventory; here it is a vector beside the one-hot local view
+        network={"image": "view", "extra": ("inventory",)},
     ),
 }
 #: The description alone, per family (the prompts' view of ``FAMILIES``).
@@ -92,6 +98,13 @@ def family_name(env_id: str) -> str:
 
 def family_of(env_id: str) -> Family:
     return FAMILIES[family_name(env_id)]
+
+
+def action_name(action: Any, commands: Sequence[str]) -> str | None:
+    """A discrete action as its command in ``commands`` (commands pass through; None stays None)."""
+    if action is None or isinstance(action, str):
+        return action
+    return commands[int(action)]
 
 
 def discrete_commands(env_id: str) -> list[str]:

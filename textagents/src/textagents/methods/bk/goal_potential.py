@@ -1,12 +1,13 @@
-"""BK-Goal's potential: Φ(s) = how many of the goals proposed for the mission the current caption matches,
-a goal matching when the cosine similarity of its sentence embedding with one of the caption's sentences
-(BabyAI-Text's caption: one sentence per line) reaches the threshold. Embeddings are cached (goals per
-mission here, sentences in ``SentenceEmbedder``'s cache).
+"""BK-Goal's potentials, by ``goal_rule``, with all-MiniLM-L6-v2 sentence embeddings (cached in
+``SentenceEmbedder``) and thresholds recalibrated for it (``benchmarks/methods/bk/calibrate_goal_threshold.py``):
 
-The original (``models/reward_provider.py``) retrieved the goal lists of the 3 labelling rounds whose
-captions were nearest the current one and paid the best similarity above 0.85 (bert-small); here every goal
-proposed for the mission counts, as METHODS.md states it, with the threshold recalibrated for
-all-MiniLM-L6-v2 (``benchmarks/methods/bk/calibrate_goal_threshold.py``).
+- ``original`` (``NearestGoalsPotential``; the original's ``models/reward_provider.py:72-98``): the labelling
+  rounds form a library of (the observations a round showed, the goals it gave); the episode's last
+  observations before the current one are compared with the library's, and Φ = the best cosine similarity
+  between the last transition's caption (previous observation, action, current observation) and the goals
+  of the 3 nearest rounds, if above the threshold, else 0.
+- ``count`` (``GoalPotential``): Φ = how many of the goals proposed for the mission one sentence of the
+  current caption (BabyAI-Text's: one per line) matches, at a similarity of at least the threshold.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import torch
 from textagents.bench.store import write_json_atomic
 from textagents.llm.base import LLMBackend
 from textagents.methods.bk.config import BKConfig
-from textagents.methods.bk.environments import family_name
-from textagents.methods.bk.goal_prompt import GoalProposal, propose_goals
+from textagents.methods.bk.environments import action_name, discrete_commands, family_name
+from textagents.methods.bk.goal_prompt import GoalProposal, describe_steps, parse_goals, propose_goals, round_steps
 from textagents.methods.bk.knowledge import Knowledge
 from textagents.methods.bk.samples import Step, random_steps
 
@@ -67,6 +68,66 @@ class GoalPotential:
         return float(matched)
 
 
+#: How many of the library's rounds nearest the current history give their goals (the original's top 3).
+NEAREST = 3
+#: A round of the library: the observations it showed (as the LLM saw them) and the goals it gave.
+Round = tuple[str, Sequence[str]]
+
+
+def transition_caption(previous: str | None, action: str | None, observation: str) -> str:
+    """The last transition as the original captions it (``utils/caption.py:50-51``): the previous
+    observation, the action taken, the current observation; the observation alone at an episode's start."""
+    if previous is None:
+        return f"Current observation: {observation}"
+    return f"{previous}\nYou choose the action: {action}.\nCurrent observation: {observation}"
+
+
+class NearestGoalsPotential:
+    """Φ(obs, info) by the original's rule, from ``library(mission)`` (every round so far, the mission's
+    asked for on first use) and the episode's earlier steps (``info["history"]``: as many as a round shows).
+    Counts its calls and the calls with Φ > 0."""
+
+    def __init__(
+        self, library: Callable[[str], Sequence[Round]], embed: Embed, threshold: float, commands: Sequence[str]
+    ):
+        self.library, self.embed, self.threshold, self.commands = library, embed, threshold, list(commands)
+        self.context_vectors = np.zeros((0, 0), np.float32)
+        self.goal_vectors: list[np.ndarray] = []
+        self.calls = 0
+        self.rewarded = 0
+
+    def _vectors(self, rounds: Sequence[Round]) -> None:
+        """Embeds the rounds not embedded yet (the library only grows)."""
+        new = rounds[len(self.goal_vectors) :]
+        if not new:
+            return
+        contexts = unit_rows(np.asarray(self.embed([context for context, _ in new]), dtype=np.float32))
+        self.context_vectors = np.concatenate([self.context_vectors.reshape(-1, contexts.shape[1]), contexts])
+        for _, goals in new:
+            vectors = self.embed(list(goals)) if goals else np.zeros((0, contexts.shape[1]))
+            self.goal_vectors.append(unit_rows(np.asarray(vectors, dtype=np.float32)))
+
+    def __call__(self, obs: Any, info: dict[str, Any]) -> float:
+        self.calls += 1
+        mission, text = str(obs["mission"]), str(obs["text"])
+        rounds = self.library(mission)
+        if not rounds:
+            return 0.0
+        self._vectors(rounds)
+        history = info.get("history", ())
+        earlier = [Step(mission, action_name(a, self.commands), str(o["text"]), 0.0, None) for a, o in history]
+        previous = earlier[-1].observation if earlier else None
+        caption = transition_caption(previous, action_name(info.get("action"), self.commands), text)
+        query, last = unit_rows(np.asarray(self.embed([describe_steps(mission, earlier), caption]), np.float32))
+        nearest = np.argsort(self.context_vectors @ query)[-NEAREST:]
+        goals = np.concatenate([self.goal_vectors[i] for i in nearest])
+        best = float((goals @ last).max()) if len(goals) else 0.0
+        if best > self.threshold:
+            self.rewarded += 1
+            return best
+        return 0.0
+
+
 class GoalKnowledge(Knowledge):
     """BK-Goal: goals proposed per mission (``goals.json`` in the run: goals and answers), for the missions
     of the labelling's random steps first and for any other mission when Φ first meets it."""
@@ -75,7 +136,9 @@ class GoalKnowledge(Knowledge):
         super().__init__(config, run_dir, llm)
         self.proposals: dict[str, GoalProposal] = {}
         self.steps: list[Step] = []
-        self._potential: GoalPotential | None = None
+        self.rounds: list[Round] = []
+        self._potential: GoalPotential | NearestGoalsPotential | None = None
+        self.history = config.goal_samples if config.goal_rule == "original" else 0
 
     def _steps(self) -> list[Step]:
         if not self.steps:
@@ -100,6 +163,19 @@ class GoalKnowledge(Knowledge):
             write_json_atomic(self.run_dir / "goals.json", self.state()["proposals"])
         return self.proposals[mission].goals
 
+    def library(self, mission: str) -> list[Round]:
+        """Every round asked so far, as (what it showed, the goals it gave), ``mission``'s asked for first;
+        a new mission's rounds come after the others'."""
+        self.goals_for(mission)
+        if len(self.rounds) != sum(len(proposal.answers) for proposal in self.proposals.values()):
+            per_round = self.config.goal_samples
+            self.rounds = [
+                (describe_steps(m, round_steps(self._steps(), index, per_round)), parse_goals(answer).goals)
+                for m, proposal in self.proposals.items()
+                for index, answer in enumerate(proposal.answers)
+            ]
+        return self.rounds
+
     def label(self) -> dict[str, float]:
         for mission in dict.fromkeys(step.mission for step in self._steps()):
             self.goals_for(mission)
@@ -119,11 +195,18 @@ class GoalKnowledge(Knowledge):
             for mission, p in state["proposals"].items()
         }
 
-    def potential(self) -> GoalPotential:
+    def potential(self) -> GoalPotential | NearestGoalsPotential:
         if self._potential is None:
             from textagents.sb3.features import SentenceEmbedder
 
-            self._potential = GoalPotential(self.goals_for, SentenceEmbedder(), self.config.goal_threshold)
+            config = self.config
+            if config.goal_rule == "original":
+                commands = discrete_commands(config.env_id)
+                self._potential = NearestGoalsPotential(
+                    self.library, SentenceEmbedder(), config.goal_similarity, commands
+                )
+            else:
+                self._potential = GoalPotential(self.goals_for, SentenceEmbedder(), config.goal_similarity)
         return self._potential
 
     def metrics(self) -> dict[str, float]:
@@ -133,7 +216,11 @@ class GoalKnowledge(Knowledge):
             "goal/goals_per_mission": float(np.mean([len(p.goals) for p in proposals])) if proposals else 0.0,
             "goal/unparsed_answers": sum(p.unparsed for p in proposals),
         }
-        if self._potential is not None and self._potential.calls:
-            metrics["goal/phi_calls"] = self._potential.calls
-            metrics["goal/matched_per_call"] = self._potential.matches / self._potential.calls
+        potential = self._potential
+        if potential is not None and potential.calls:
+            metrics["goal/phi_calls"] = potential.calls
+            if isinstance(potential, NearestGoalsPotential):
+                metrics["goal/rewarded_share"] = potential.rewarded / potential.calls
+            else:
+                metrics["goal/matched_per_call"] = potential.matches / potential.calls
         return metrics

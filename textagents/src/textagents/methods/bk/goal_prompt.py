@@ -101,6 +101,11 @@ class GoalProposal:
     unparsed: int = 0
 
 
+def round_steps(steps: Sequence[Step], round_index: int, per_round: int) -> Sequence[Step]:
+    """The steps round ``round_index`` shows: the next ``per_round`` (fewer when ``steps`` runs out)."""
+    return steps[round_index * per_round : (round_index + 1) * per_round]
+
+
 def propose_goals(
     backend: LLMBackend,
     family: str,
@@ -121,7 +126,7 @@ def propose_goals(
     history: list[dict[str, str]] = []
     proposal = GoalProposal(mission)
     for round_index in range(rounds):
-        shown = steps[round_index * per_round : (round_index + 1) * per_round]
+        shown = round_steps(steps, round_index, per_round)
         question = {"role": "user", "content": texts["user"].format(observations=describe_steps(mission, shown))}
         answer = backend.chat([*system, *history[-2 * HISTORY_ROUNDS :], question], **SAMPLING)
         history += [question, {"role": "assistant", "content": answer}]

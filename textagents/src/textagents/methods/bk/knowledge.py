@@ -22,9 +22,12 @@ class Knowledge(ABC):
     ``label()`` asks the LLM (``llm()``: the run's recorded backend), keeps what it gave, writes it into
     ``run_dir`` for reading and returns the labelling's metrics; ``state()`` / ``tensors()`` are what a
     checkpoint keeps of it and ``restore`` loads them; ``potential()`` is Φ (built on first use; None when
-    the LLM gave nothing usable, and the run is PPO alone); ``metrics()`` are its running counts, logged
-    every iteration; ``close()`` releases what Φ holds (a process, a model).
+    the LLM gave nothing usable, and the run is PPO alone); ``history`` is how many of the episode's earlier
+    steps Φ is shown (``info["history"]``); ``metrics()`` are its running counts, logged every iteration;
+    ``close()`` releases what Φ holds (a process, a model).
     """
+
+    history = 0
 
     def __init__(self, config: BKConfig, run_dir: Path, llm: Callable[[], LLMBackend]):
         self.config = config

@@ -3,14 +3,18 @@ BK-Code, BK-Goal or BK-Pref (``shaping``; ``none``: PPO alone), each a ``Knowled
 
 Iteration 1 first labels (``Knowledge.label``: the LLM is shown a random policy's steps; what it gave is
 saved in the run: ``potential.py``, ``goals.json`` or ``preferences.jsonl``). Then every iteration trains
-SB3's PPO on ``frames_per_iteration`` frames of the env shaped by the knowledge's potential; evaluation
-plays ``eval_episodes`` unshaped episodes (success: return > 0; on Crafter also the achievements per episode
-and the Crafter score). Logged: success, return, the labelling's metrics and the
-potential's counts (the sandbox's calls, failures and cost per call; goals matched; snippets scored). A
-checkpoint holds the policy's weights, Adam's moments, torch's and numpy's generator states and the knowledge
-(code, goals, the scorer's weights); the envs' current episodes are not kept: a resumed run starts new ones,
-from seeds of its own (not the first iteration's again), so it continues the run in distribution, not
-step for step.
+SB3's PPO with the original's update (``ppo.OriginalPPO``) and network (``policy.OriginalPolicy``; or SB3's
+MLP) on ``frames_per_iteration`` frames of the env shaped by the knowledge's potential in ``shaping_form``
+(``original``: the term is added to each complete rollout, ``ppo.ShapedRolloutBuffer``); evaluation plays
+``eval_episodes`` unshaped episodes, actions by argmax by default (success: return > 0; on Crafter also the
+achievements per episode and the Crafter score). Logged: success, return, ``shaped_return`` (the mean
+episode return the envs paid PPO: 10·r, plus the shaping in the markovian forms; the ``original`` form's
+term is logged as ``shaping/mean``, ``min`` and ``max`` of the last rollout), the labelling's metrics and
+the potential's counts (the sandbox's calls, failures and cost per call; goals matched; snippets scored). A
+checkpoint holds the policy's weights, Adam's moments, torch's and numpy's generator states, the knowledge
+(code, goals, the scorer's weights) and the ``original`` form's normaliser; the envs' current episodes are
+not kept: a resumed run starts new ones, from seeds of its own (not the first iteration's again), so it
+continues the run in distribution, not step for step.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from textagents.methods.bk.environments import family_of
 from textagents.methods.bk.goal_potential import GoalKnowledge
 from textagents.methods.bk.knowledge import Knowledge
 from textagents.methods.bk.pref_potential import PrefKnowledge
-from textagents.methods.bk.shaping import Potential, PotentialShaping
+from textagents.methods.bk.shaping import LaggedShaping, Potential, PotentialShaping, PreActionPotential
 from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
 from textagents.methods.core.run_dir import Checkpoint
@@ -53,41 +57,73 @@ class BKMethod(Method):
         self.family = family_of(config.env_id)
         self.potential: Potential | None = None
         self.model: Any = None
+        self.lagged: LaggedShaping | None = None
         self.frames = 0
 
     # ------------------------------------------------------------------ pieces
     def _shaped_env(self) -> gym.Env:
-        env = gym.make(self.config.env_id, action_mode="discrete")
+        config = self.config
+        env = gym.make(config.env_id, action_mode="discrete")
         if self.potential is not None:
-            env = PotentialShaping(
-                env,
-                self.potential,
-                gamma=self.config.gamma,
-                reward_scale=self.config.reward_scale,
-                terminal=self.config.terminal,
-            )
+            history = self.knowledge.history if self.knowledge is not None else 0
+            if config.shaping_form == "original":
+                env = PreActionPotential(env, self.potential, reward_scale=config.reward_scale, history=history)
+            else:
+                env = PotentialShaping(
+                    env,
+                    self.potential,
+                    gamma=config.gamma,
+                    reward_scale=config.reward_scale,
+                    form=config.shaping_form,
+                    history=history,
+                )
         from stable_baselines3.common.monitor import Monitor
 
-        return Monitor(self.family.observation(env))  # Monitor: each episode's (shaped) return for the metrics
+        return Monitor(self.family.observation(env))  # Monitor: each episode's return as PPO is paid it
+
+    def _policy(self) -> tuple[Any, dict[str, Any]]:
+        """The policy class and its keyword arguments for ``policy_network``."""
+        if self.config.policy_network == "mlp":
+            return "MultiInputPolicy", {}
+        from textagents.methods.bk.policy import OriginalPolicy
+
+        return OriginalPolicy, {"features_extractor_kwargs": self.family.network}
 
     def _build(self, env_seed: int) -> None:
-        from stable_baselines3 import PPO
         from stable_baselines3.common.vec_env import DummyVecEnv
 
+        from textagents.methods.bk.ppo import OriginalPPO, RecordPotentials, ShapedRolloutBuffer, TimeLimitAsDone
+
+        config = self.config
         if self.knowledge is not None:
             self.potential = self.knowledge.potential()
-        vec_env = DummyVecEnv([self._shaped_env for _ in range(self.config.envs)])
-        self.model = PPO(
-            "MultiInputPolicy",
+        vec_env = DummyVecEnv([self._shaped_env for _ in range(config.envs)])
+        buffer: dict[str, Any] = {}
+        if self.potential is not None and config.shaping_form == "original":
+            self.lagged = LaggedShaping(config.envs, config.gamma)
+            vec_env = RecordPotentials(vec_env, self.lagged)
+            buffer = {"rollout_buffer_class": ShapedRolloutBuffer, "rollout_buffer_kwargs": {"shaping": self.lagged}}
+        if config.time_limit_as_done:
+            vec_env = TimeLimitAsDone(vec_env)
+        policy, policy_kwargs = self._policy()
+        self.model = OriginalPPO(
+            policy,
             vec_env,
-            learning_rate=self.config.learning_rate,
-            n_steps=self.config.steps_per_env,
-            batch_size=self.config.minibatch_size,
-            n_epochs=self.config.ppo_epochs,
-            gamma=self.config.gamma,
-            clip_range=self.config.clip,
-            seed=self.config.seed,
+            learning_rate=config.learning_rate,
+            n_steps=config.steps_per_env,
+            batch_size=config.minibatch_size,
+            n_epochs=config.ppo_epochs,
+            gamma=config.gamma,
+            gae_lambda=config.gae_lambda,
+            clip_range=config.clip,
+            clip_range_vf=config.value_clip,
+            ent_coef=config.ent_coef,
+            vf_coef=config.vf_coef,
+            max_grad_norm=config.max_grad_norm,
+            policy_kwargs=policy_kwargs,
+            seed=config.seed,
             device="cpu",
+            **buffer,
         )
         vec_env.seed(env_seed)  # after PPO, which seeds the envs with its own seed
 
@@ -104,6 +140,11 @@ class BKMethod(Method):
             "frames": self.frames,
             "shaped_return": float(np.mean([e["r"] for e in recent])) if recent else float("nan"),
         }
+        if self.lagged is not None:
+            term = self.lagged.last_term
+            metrics.update(
+                {"shaping/mean": float(term.mean()), "shaping/min": float(term.min()), "shaping/max": float(term.max())}
+            )
         if self.knowledge is not None:
             metrics.update(self.knowledge.metrics())
         return metrics
@@ -115,7 +156,7 @@ class BKMethod(Method):
             obs, _ = env.reset(seed=EVAL_SEED_OFFSET + index)
             total, done = 0.0, False
             while not done:
-                action, _ = self.model.predict(obs, deterministic=False)
+                action, _ = self.model.predict(obs, deterministic=self.config.eval_deterministic)
                 obs, reward, terminated, truncated, _ = env.step(int(action))
                 total += float(reward)
                 done = terminated or truncated
@@ -148,6 +189,8 @@ class BKMethod(Method):
         if self.knowledge is not None:
             state["knowledge"] = self.knowledge.state()
             tensors.update({f"knowledge.{k}": v for k, v in self.knowledge.tensors().items()})
+        if self.lagged is not None:
+            state["lagged_shaping"] = self.lagged.state()
         return Checkpoint(iteration, state, tensors)
 
     def restore(self, checkpoint: Checkpoint) -> None:
@@ -159,6 +202,8 @@ class BKMethod(Method):
         self._build(env_seed=self.config.seed + checkpoint.iteration * self.config.envs)
         self.model.policy.load_state_dict(part("policy."))
         load_optimizer_tensors(self.model.policy.optimizer, checkpoint.tensors, prefix="adam.")
+        if self.lagged is not None and "lagged_shaping" in checkpoint.state:
+            self.lagged.load(checkpoint.state["lagged_shaping"])
         if "torch_rng" in checkpoint.tensors:  # checkpoints written before they kept the generators have none
             torch.set_rng_state(checkpoint.tensors["torch_rng"])
             position, has_gauss, cached_gauss = checkpoint.state["numpy_rng"]

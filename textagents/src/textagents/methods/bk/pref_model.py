@@ -39,14 +39,16 @@ def encode(texts: Sequence[str], vocabulary: Sequence[str], max_tokens: int) -> 
 
 
 class SnippetScorer(nn.Module):
-    """Word and position embeddings, ``layers`` transformer encoder layers (4 heads, width ``width``), the
-    mean over the snippet's words and a linear score."""
+    """Word and position embeddings, ``layers`` transformer encoder layers (``heads`` heads, the original's 1,
+    width ``width``), the mean over the snippet's words and a linear score."""
 
-    def __init__(self, vocabulary_size: int, *, width: int, layers: int, max_tokens: int):
+    def __init__(self, vocabulary_size: int, *, width: int, layers: int, max_tokens: int, heads: int = 1):
         super().__init__()
+        if width % heads:
+            raise ValueError(f"width ({width}) must be a multiple of heads ({heads})")
         self.words = nn.Embedding(vocabulary_size + 2, width, padding_idx=PAD)
         self.positions = nn.Embedding(max_tokens, width)
-        layer = nn.TransformerEncoderLayer(width, 4, dim_feedforward=2 * width, dropout=0.0, batch_first=True)
+        layer = nn.TransformerEncoderLayer(width, heads, dim_feedforward=2 * width, dropout=0.0, batch_first=True)
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.score = nn.Linear(width, 1)
 

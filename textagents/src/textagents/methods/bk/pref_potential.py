@@ -21,7 +21,7 @@ import torch
 from textagents.bench.store import write_text_atomic
 from textagents.llm.base import LLMBackend
 from textagents.methods.bk.config import BKConfig
-from textagents.methods.bk.environments import discrete_commands, family_name
+from textagents.methods.bk.environments import action_name, discrete_commands, family_name
 from textagents.methods.bk.knowledge import Knowledge
 from textagents.methods.bk.pref_model import SnippetScorer, build_vocabulary, encode, train_scorer
 from textagents.methods.bk.pref_prompt import (
@@ -51,13 +51,6 @@ def agreement(predicted: Sequence[float | None], truth: Sequence[float | None]) 
     if not judged:
         return float("nan"), 0
     return float(np.mean([p == t for p, t in judged])), len(judged)
-
-
-def action_name(action: Any, commands: Sequence[str]) -> str | None:
-    """A discrete action as its command in ``commands`` (commands pass through; None stays None)."""
-    if action is None or isinstance(action, str):
-        return action
-    return commands[int(action)]
 
 
 class PrefPotential:
@@ -115,6 +108,7 @@ class PrefKnowledge(Knowledge):
                 width=config.pref_width,
                 layers=config.pref_layers,
                 max_tokens=config.pref_max_tokens,
+                heads=config.pref_heads,
             )
 
     def _write(self, labels: list[PreferenceLabel], truth: list[float | None]) -> None:
