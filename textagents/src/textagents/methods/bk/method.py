@@ -79,7 +79,7 @@ class BKMethod(Method):
                 )
         from stable_baselines3.common.monitor import Monitor
 
-        return Monitor(self.family.observation(env))  # Monitor: each episode's return as PPO is paid it
+        return Monitor(self.family.observation(env))  # each episode's return as the env pays it (not the lagged term)
 
     def _policy(self) -> tuple[Any, dict[str, Any]]:
         """The policy class and its keyword arguments for ``policy_network``."""
