@@ -15,8 +15,8 @@ from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import FAMILIES
 from textagents.methods.bk.method import BKMethod
 from textagents.methods.bk.policy import OriginalPolicy
-from textagents.methods.bk.ppo import value_loss
-from textagents.methods.bk.shaping import LaggedShaping
+from textagents.methods.bk.ppo import ShapedRolloutBuffer, value_loss
+from textagents.methods.bk.shaping import LaggedShaping, PotentialShaping, PreActionPotential
 from textagents.methods.core.method import RunContext
 
 
@@ -145,3 +145,22 @@ def test_the_lagged_normaliser_continues_exactly_after_a_checkpoint():
         whole.record(row)
         resumed.record(row)
     assert np.array_equal(whole.finish(4), resumed.finish(4))
+
+
+@pytest.mark.parametrize("form", ["original", "markovian", "masked"])
+def test_each_shaping_form_is_wired_into_ppo(tmp_path, form):
+    config = BKConfig(shaping="none", shaping_form=form, envs=2, steps_per_env=8, minibatch_size=16, ppo_epochs=1)
+    method = BKMethod(config, RunContext(tmp_path, lambda: pytest.fail("no LLM"), UNSAFE_LOCAL_EXEC_HERE))
+    method.potential = lambda obs, info: float(len(obs["text"]))  # no knowledge: a potential set by hand
+    method._build(0)
+    method.model.learn(total_timesteps=16)
+    for env in method.model.get_env().unwrapped.envs:
+        while not isinstance(env, PreActionPotential | PotentialShaping):
+            env = env.env
+        assert isinstance(env, PreActionPotential) == (form == "original")
+        assert getattr(env, "form", "original") == form
+    assert isinstance(method.model.rollout_buffer, ShapedRolloutBuffer) == (form == "original")
+    assert (method.lagged is not None) == (form == "original")
+    if form == "original":
+        assert method.lagged.last_term.shape == (8, 2) and np.abs(method.lagged.last_term).sum() > 0
+    method.close()
