@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
-from minigrid.utils.baby_ai_bot import BabyAIBot
+from minigrid.utils.baby_ai_bot import BabyAIBot, DisappearedBoxError
 
 import textenvs  # noqa: F401
 from textenvs.core.episode import run_episode
-from textenvs.envs.babyai_text.expert import QuickBabyAIBot
+from textenvs.envs.babyai_text.expert import QuickBabyAIBot, bot_failure_reason
 from textenvs.envs.babyai_text.registration import BKRL_LEVELS, GLAM_LEVELS
 
 EPISODES = 100
@@ -61,7 +61,21 @@ def test_expert_advises_after_the_agent_deviates():
 def test_expert_gives_up_with_a_warning_where_babyaibot_cannot_solve_the_level():
     env = gym.make("BabyAI-Text-PutNextS5N2Carrying-v0")
     expert = env.unwrapped.expert()
-    with pytest.warns(UserWarning, match="BabyAIBot failed"):
+    with pytest.warns(UserWarning, match="BabyAIBot failed") as caught:
         result = run_episode(env, expert, seed=0)
     assert result.ended and result.invalid_actions == 0 and not result.success
     assert expert.failure
+    message = str(caught[0].message)
+    assert message.startswith("BabyAIBot failed: nothing left to explore on 'PutNextS5N2Carrying'"), message
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (AssertionError(), "one of its internal checks did not hold"),
+        (AssertionError("Forward cell is empty"), "Forward cell is empty"),
+        (DisappearedBoxError("A box was opened. I am not sure I can help now."), "a box was opened"),
+    ],
+)
+def test_bot_failure_reason_is_a_sentence_without_the_exception_class(error, reason):
+    assert bot_failure_reason(error).startswith(reason)

@@ -83,6 +83,14 @@ class QuickBabyAIBot(BabyAIBot):
         return None, None, previous_pos
 
 
+def bot_failure_reason(error: AssertionError | DisappearedBoxError) -> str:
+    """Why ``BabyAIBot`` gave up, as a sentence (its own texts are terse: one begins with a stray "0")."""
+    if isinstance(error, DisappearedBoxError):
+        return "a box was opened, and the bot cannot plan once a box is gone"
+    detail = str(error).removeprefix("0").strip()  # minigrid's "0nothing left to explore"
+    return detail or "one of its internal checks did not hold"
+
+
 class BabyAIBotExpert:
     """Plans with ``BabyAIBot`` on the env's level; ``act`` returns an action of the env's action space.
 
@@ -111,7 +119,7 @@ class BabyAIBotExpert:
             try:
                 action = self.bot.replan(None if taken == self.suggested else taken)
             except (AssertionError, DisappearedBoxError) as error:
-                self._give_up(f"BabyAIBot failed: {type(error).__name__} {error}".strip())
+                self._give_up(f"BabyAIBot failed: {bot_failure_reason(error)}")
             else:
                 if action == Actions.done:
                     self._give_up("BabyAIBot considers the mission done but the level does not")
