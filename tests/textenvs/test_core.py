@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 
 import gymnasium as gym
@@ -132,6 +133,13 @@ def test_register_envs_is_idempotent():
 def test_unknown_id_lists_closest():
     error = unknown_id_error("BabyAI-Text-GoToLocl-v0", ["BabyAI-Text-GoToLocal-v0", "Crafter-Text-v0"])
     assert "BabyAI-Text-GoToLocal-v0" in str(error) and "Crafter-Text-v0" not in str(error)
+
+
+def test_unknown_id_error_claims_no_count_that_textenvs_list_would_contradict():
+    """Counting gym.registry (Gymnasium's and minigrid's ids too) said 193 where `textenvs list` shows 130."""
+    message = str(unknown_id_error("Nope-v0", gym.registry))
+    assert "`textenvs list` shows every textenvs id." in message
+    assert not re.search(r"\d+ ids", message), message
 
 
 def test_registered_ids_are_unique_and_grouped_by_family():

@@ -113,4 +113,4 @@ def unknown_id_error(env_id: str, known: Iterable[str]) -> ValueError:
     known = list(known)
     close = difflib.get_close_matches(env_id, known, n=5, cutoff=0.6)
     hint = f" Closest ids: {', '.join(close)}." if close else ""
-    return ValueError(f"Unknown environment id {env_id!r}.{hint} `textenvs list` shows all {len(known)} ids.")
+    return ValueError(f"Unknown environment id {env_id!r}.{hint} `textenvs list` shows every textenvs id.")
