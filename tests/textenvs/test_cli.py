@@ -113,6 +113,9 @@ def test_list_shows_missing_data_instead_of_failing(tmp_path):
     result = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
     assert "Housekeep-Text-v0" in result.stdout
     assert "needs data: textenvs data file 'housekeep/" in result.stdout
+    rows = [line for line in result.stdout.splitlines() if "needs data:" in line]
+    assert rows and all(row.endswith("was not found.") for row in rows), rows
+    assert "Fetch missing data with `textenvs download {housekeep,fastsim,llm_personalize,all}`" in result.stdout
 
 
 def test_bad_download_group_is_refused():

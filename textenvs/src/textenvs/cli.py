@@ -14,6 +14,7 @@ import yaml
 import textenvs
 from textenvs.core.registration import EnvEntry, unknown_id_error
 from textenvs.data import DataNotFoundError
+from textenvs.data.assets import GROUPS
 from textenvs.trajectories import cli as dataset_cli
 from textenvs.viewer import cli as replay_cli
 
@@ -61,6 +62,11 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+def _missing_data(error: DataNotFoundError) -> str:
+    """The first sentence of a data error (its list of places searched does not fit in a table cell)."""
+    return str(error).splitlines()[0].removesuffix(" Searched:")
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     rows = []
     for entry in _entries(args.family):
@@ -71,11 +77,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         try:
             env = gym.make(entry.id)
         except DataNotFoundError as error:
-            rows.append((entry.id, entry.family, f"needs data: {str(error).splitlines()[0]}", ""))
+            rows.append((entry.id, entry.family, f"needs data: {_missing_data(error)}", ""))
             continue
         rows.append((entry.id, entry.family, _space_summary(env.observation_space), _space_summary(env.action_space)))
         env.close()
     print(format_table(("id", "family", "observation", "action"), rows))
+    if any(row[2].startswith("needs data:") for row in rows):
+        groups = ",".join(GROUPS)
+        print(f"\nFetch missing data with `textenvs download {{{groups}}}`, or set TEXTENVS_DATA_DIR (docs/data.md).")
     return 0
 
 
