@@ -89,11 +89,12 @@ def write_artifact(folder: Path, name: str, arrays: dict[str, np.ndarray], metad
 
 
 def save_figure(figure: Any, path: Path) -> None:
-    """A matplotlib ``figure`` as a PNG at ``path`` (tight layout, 100 dpi, written atomically), then closed."""
+    """A matplotlib ``figure`` as a PNG at ``path`` (tight layout, cropped to what is drawn so no title or legend
+    is cut off, 100 dpi, written atomically), then closed."""
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
     figure.tight_layout()
-    figure.savefig(buffer, format="png", dpi=100)
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
     plt.close(figure)
     write_bytes_atomic(path, buffer.getvalue())
