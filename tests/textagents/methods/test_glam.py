@@ -257,3 +257,19 @@ def test_the_comparison_runs_each_agent_and_seed_once_and_reports_mean_curves(tm
     assert (out / "agent=drrn_seed1" / "metrics.jsonl").stat().st_mtime_ns == finished  # not run again
     assert main([*command, "--vary", "agent=dqn"]) == 2  # refused before anything runs
     assert main([*command, "--vary", "agent"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ((), "error: GLAM fine-tunes a local transformers model: set `model:` or pass --model"),
+        (("--model", "m", "--base-url", "http://127.0.0.1:9/v1"), "--base-url is not supported"),
+    ],
+)
+def test_a_glam_run_without_a_local_model_is_a_user_error(tmp_path, capsys, flags, message):
+    """Exit status 2 and one `error:` line, as docs/methods/index.md promises (was 1 and a RuntimeError)."""
+    from textagents.cli import main
+
+    assert main(["method", "run", "glam", str(SMOKE), "--out", str(tmp_path / "run"), "--no-progress", *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "RuntimeError" not in err and len(err.strip().splitlines()) == 1, err

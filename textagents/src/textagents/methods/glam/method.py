@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textagents.methods.core.config import ConfigError
 from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.run_dir import Checkpoint
 from textagents.methods.glam.config import GlamConfig
@@ -22,9 +23,9 @@ from textagents.methods.glam.report import glam_sections, success_curves
 def make_learner(config: GlamConfig) -> Learner:
     if config.agent in ("glam", "npae"):
         if config.model is None:
-            raise RuntimeError("GLAM fine-tunes a local transformers model: set `model:` or pass --model")
+            raise ConfigError("GLAM fine-tunes a local transformers model: set `model:` or pass --model")
         if config.base_url is not None:
-            raise RuntimeError("GLAM fine-tunes the model in this machine's processes: --base-url is not supported")
+            raise ConfigError("GLAM fine-tunes the model in this machine's processes: --base-url is not supported")
         from textagents.methods.glam.llm_learner import LLMLearner
 
         return LLMLearner(config, config.model)
