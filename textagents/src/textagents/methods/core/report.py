@@ -78,8 +78,13 @@ def plot_similarity_histogram(
     return path
 
 
+def _cell(value: float) -> str:
+    """A metric's value; NaN (nothing to average yet: BK's ``shaped_return`` before an episode ends) is n/a."""
+    return "n/a" if math.isnan(value) else f"{value:.4g}"
+
+
 def _table(record: dict[str, Any]) -> list[str]:
-    rows = [f"| {k} | {v:.4g} |" for k, v in record.items() if k in numeric_keys([record])]
+    rows = [f"| {k} | {_cell(v)} |" for k, v in record.items() if k in numeric_keys([record])]
     return ["| metric | value |", "|---|---:|", *rows]
 
 
