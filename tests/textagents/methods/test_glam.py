@@ -13,7 +13,10 @@ import torch
 
 from textagents.llm.lamorel import Caller, LLMSpec
 from textagents.llm.transformers_backend import ValueHead
+from textagents.methods.glam.config import GlamConfig
+from textagents.methods.glam.llm_learner import llm_spec
 from textagents.methods.glam.ppo import PPOSettings, gae, ppo_loss
+from textagents.methods.glam.scoring import POLICY, CommandScores
 from textagents.methods.glam.updater import VALUE, PPOUpdater
 
 SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "glam" / "smoke.yaml"
@@ -68,7 +71,7 @@ def test_the_ppo_loss_matches_a_reference_computation():
 
 
 def _spec(tiny_models, seq2seq=False, **kwargs):
-    heads = {VALUE: functools.partial(ValueHead, width=8)}
+    heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=8)}
     model = tiny_models.seq2seq if seq2seq else tiny_models.causal
     return LLMSpec(model=str(model), module_functions=heads, seed=3, **kwargs)
 
@@ -99,8 +102,8 @@ def _batch(caller, count=8, seed=0):
         f"Goal of the agent: go to the {c} ball \n Action {i}:" for i, c in enumerate(["red", "blue"] * (count // 2))
     ]
     candidates = [COMMANDS] * count
-    rows = caller.custom_module_fns([VALUE], contexts, candidates)
-    scores = np.asarray([r["__score"] for r in rows])
+    rows = caller.custom_module_fns([POLICY, VALUE], contexts, candidates)
+    scores = np.asarray([r[POLICY] for r in rows])
     log_probs = scores - np.logaddexp.reduce(scores, axis=1, keepdims=True)
     actions = rng.integers(0, 6, size=count)
     values = np.asarray([r[VALUE][0] for r in rows])
@@ -240,6 +243,17 @@ def test_npae_has_the_architecture_without_the_pretrained_weights(tiny_models):
     assert weights == [k for k in b if k.startswith("model.")]
     assert all(a[k].shape == b[k].shape for k in weights)
     assert not any(torch.equal(a[k], b[k]) for k in weights if a[k].dim() == 2)
+
+
+def test_npae_starts_near_uniform_with_the_originals_action_head(tiny_models):
+    config = GlamConfig(agent="npae", value_head_width=1024)
+    contexts = [f"Goal of the agent: go to the {c} ball \n Action 0:" for c in ("red", "blue", "green")]
+    with Caller(llm_spec(config, str(tiny_models.causal))) as caller:
+        rows = caller.custom_module_fns([POLICY, VALUE], contexts, [COMMANDS] * 3)
+        head = caller._local.llm.backend.module_functions[POLICY]
+    assert [tuple(m.weight.shape) for m in head.net if isinstance(m, torch.nn.Linear)][-1] == (6, 1024)
+    pi = torch.softmax(torch.tensor([r[POLICY] for r in rows]), -1)
+    assert float((pi - 1 / 6).abs().max()) < 0.05  # the random LM head's scores put ~all mass on one command
 
 
 def test_the_comparison_runs_each_agent_and_seed_once_and_reports_mean_curves(tmp_path):

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from textagents.methods.core.config import MethodConfig
 
 AGENTS = ("glam", "npae", "drrn", "symbolic_ppo")
+NPAE_POLICIES = ("action_head", "lm_scores")
+SCORINGS = ("paper", "pinned", "logprob")
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,13 @@ class GlamConfig(MethodConfig):
     LoRA of that rank, else full fine-tuning. ``llm_processes``: LLM worker processes (lamorel's; 1 = in
     this process). ``prompt_observations``: how many of the last observations GLAM's prompt shows (the
     paper: 3, with the 2 commands between them; 1 makes every forward pass ~2x shorter).
+
+    As the original (docs/methods/glam.md has the fidelity table): ``scoring`` ``paper`` (π = softmax(p /
+    max p), p the product of a command's token probabilities; ``pinned``: the pinned code's summed raw
+    logits; ``logprob``: softmax over summed log-probs, what the CPU results used); PPO trains on
+    ``reward_scale``·r when r > 0, else 0 (the original: 20); ``npae_policy`` ``action_head`` (the
+    original's MLP from the hidden state to the six actions' logits) or ``lm_scores`` (NPAE scored by its
+    random LM head with ``scoring``, what the CPU results used).
 
     Evaluation: ``eval_episodes`` on ``env_id`` and ``test_eval_episodes`` (default: ``eval_episodes``) on
     each of ``test_env_ids`` (unseen objects), success = return > 0; the test levels, whose long episodes
@@ -34,6 +43,9 @@ class GlamConfig(MethodConfig):
     frames_per_env: int = 40
     max_steps: int | None = None
     prompt_observations: int = 3
+    scoring: str = "paper"
+    reward_scale: float = 20.0
+    npae_policy: str = "action_head"
     gamma: float = 0.99
     gae_lambda: float = 0.99
     clip: float = 0.2
@@ -60,6 +72,10 @@ class GlamConfig(MethodConfig):
         super().__post_init__()
         object.__setattr__(self, "test_env_ids", tuple(self.test_env_ids))
         self.require_choice("agent", AGENTS)
+        self.require_choice("scoring", SCORINGS)
+        self.require_choice("npae_policy", NPAE_POLICIES)
+        if self.reward_scale <= 0:
+            raise ValueError(f"reward_scale must be > 0 (the original: 20), got {self.reward_scale}")
         self.require_positive(
             "envs",
             "frames_per_env",

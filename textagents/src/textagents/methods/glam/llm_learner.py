@@ -1,7 +1,8 @@
 """GLAM's agent (and NPAE, the same without pretrained weights): the LLM policy in a lamorel-style
 ``Caller``, trained with PPO where the LLM lives.
 
-π(a | prompt) = softmax over the LLM's scores (summed log-probs) of the six commands after GLAM's prompt; a
+π(a | prompt) = softmax over the policy module's logits for the six commands after GLAM's prompt
+(``scoring.py``: the paper-era rescaled probabilities by default; NPAE: the original's action head); a
 value head on the hidden state of the prompt's last token (decoder-only) or the first decoder position
 (encoder-decoder). The policy's score calls are not recorded to ``llm_calls.jsonl``: the weights change at
 every update, so a recording could not be replayed.
@@ -21,6 +22,7 @@ from textagents.methods.glam.config import GlamConfig
 from textagents.methods.glam.episodes import Episodes
 from textagents.methods.glam.learner import Learner, episode_stats
 from textagents.methods.glam.ppo import PPOSettings, gae
+from textagents.methods.glam.scoring import POLICY, ActionHead, CommandScores
 from textagents.methods.glam.updater import VALUE, PPOUpdater
 
 
@@ -38,18 +40,34 @@ def ppo_settings(config: GlamConfig) -> PPOSettings:
     )
 
 
+def trained_reward(reward: float, scale: float) -> float:
+    """What PPO trains on: ``scale``·r when r > 0, else 0 (the original's ``reward_function``, scale 20)."""
+    return scale * reward if reward > 0 else 0.0
+
+
+def llm_spec(config: GlamConfig, model: str) -> LLMSpec:
+    """The policy module (the action head for NPAE by default, else ``scoring``) and the value head."""
+    if config.agent == "npae" and config.npae_policy == "action_head":
+        policy = functools.partial(ActionHead, width=config.value_head_width)
+    else:
+        policy = functools.partial(CommandScores, scoring=config.scoring)
+    raw_logits = config.scoring == "pinned" and policy.func is CommandScores
+    return LLMSpec(
+        model=model,
+        module_functions={POLICY: policy, VALUE: functools.partial(ValueHead, width=config.value_head_width)},
+        lora_r=config.lora_r,
+        pretrained=config.agent == "glam",
+        seed=config.seed,
+        backend_options={"score_mode": "legacy_logits"} if raw_logits else None,
+    )
+
+
 class LLMLearner(Learner):
     def __init__(self, config: GlamConfig, model: str):
         super().__init__(config)
         self.settings = ppo_settings(config)
-        spec = LLMSpec(
-            model=model,
-            module_functions={VALUE: functools.partial(ValueHead, width=config.value_head_width)},
-            lora_r=config.lora_r,
-            pretrained=config.agent == "glam",
-            seed=config.seed,
-        )
-        self.caller = Caller(spec, PPOUpdater(self.settings, config.micro_batch), processes=config.llm_processes)
+        updater = PPOUpdater(self.settings, config.micro_batch)
+        self.caller = Caller(llm_spec(config, model), updater, processes=config.llm_processes)
         self.train = Episodes(
             config.env_id, config.envs, config.max_steps, config.seed * 1_000_003, config.prompt_observations
         )
@@ -58,11 +76,11 @@ class LLMLearner(Learner):
     def policy(self, episodes: Episodes, indices: list[int]) -> tuple[list[np.ndarray], list[float]]:
         """Per env, π's log-probabilities over its commands and the value of its current state."""
         outputs = self.caller.custom_module_fns(
-            [VALUE], [episodes.context(i) for i in indices], [episodes.candidates(i) for i in indices]
+            [POLICY, VALUE], [episodes.context(i) for i in indices], [episodes.candidates(i) for i in indices]
         )
         log_probs = []
         for row in outputs:
-            scores = np.asarray(row["__score"], dtype=np.float64)
+            scores = np.asarray(row[POLICY], dtype=np.float64)
             log_probs.append(scores - np.logaddexp.reduce(scores))
         return log_probs, [float(row[VALUE][0]) for row in outputs]
 
@@ -87,9 +105,10 @@ class LLMLearner(Learner):
                 actions.append(action)
                 logprobs.append(float(distribution[action]))
                 episode_return = self.train.returns[index]
-                rewards[t, index], dones[t, index], success = self.train.step(index, action)
+                reward, dones[t, index], success = self.train.step(index, action)
+                rewards[t, index] = trained_reward(reward, self.config.reward_scale)
                 if dones[t, index]:
-                    finished.append((episode_return + rewards[t, index], success))
+                    finished.append((episode_return + reward, success))
         _, last_values = self.policy(self.train, everyone)
         advantages, targets = gae(
             torch.as_tensor(rewards),

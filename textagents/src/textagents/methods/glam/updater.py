@@ -11,6 +11,7 @@ import torch
 from textagents.llm.lamorel import LLMHandle, Updater
 from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
 from textagents.methods.glam.ppo import PPOSettings, ppo_loss
+from textagents.methods.glam.scoring import POLICY
 
 VALUE = "value"
 
@@ -18,10 +19,10 @@ VALUE = "value"
 def policy_outputs(
     llm: LLMHandle, contexts: Sequence[str], candidates: Sequence[Sequence[str]]
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The policy's logits [batch, commands] (each command's summed log-prob; π = softmax) and the value
-    head's output [batch], with gradients."""
-    outputs = llm.backend.forward_candidates(contexts, candidates, functions=[VALUE])
-    logits = torch.stack([scores.float() for scores in outputs["score"]])
+    """The policy module's logits [batch, commands] (π = softmax) and the value head's output [batch], with
+    gradients."""
+    outputs = llm.backend.forward_candidates(contexts, candidates, functions=[POLICY, VALUE])
+    logits = torch.stack([scores.float() for scores in outputs[POLICY]])
     values = torch.stack([row[0] for row in outputs[VALUE]]).float()
     return logits, values
 
