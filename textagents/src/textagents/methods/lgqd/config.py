@@ -36,7 +36,9 @@ class LGQDConfig(MethodConfig):
     ``describe_items`` items drawn with ``seed`` (``None``: every item, the paper's), and a
     ``split_fractions`` train/val/test split of the described items drawn with ``seed``.
 
-    The decision transformer: each action dimension cut into ``action_clusters`` k-means clusters; a
+    The decision transformer learns the policies' actions rounded to 0.1 (``round_actions``, the original's
+    records; ``false``: as the policies output them, ours before issue #32); each action dimension cut into
+    ``action_clusters`` k-means clusters; a
     byte-level BPE tokenizer of ``tokenizer_vocab`` tokens trained on the train descriptions; the model's
     ``dt_*`` settings (``dt_settings``: ``DTSettings``' fields without the prefix, ``max_steps`` =
     ``horizon``); ``iterations`` optimizer steps on ``device``, validated every ``eval_every``. Deployed
@@ -74,6 +76,7 @@ class LGQDConfig(MethodConfig):
     describe_items: int | None = None
     split_fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
     action_clusters: int = 4
+    round_actions: bool = True
     tokenizer_vocab: int = 1000
     dt_layers: int = 2
     dt_heads: int = 4
@@ -81,6 +84,8 @@ class LGQDConfig(MethodConfig):
     dt_dropout: float = 0.1
     dt_offset_head_hidden: int = 1024
     dt_condition_on_target: bool = True
+    dt_round_bd: bool = True
+    dt_bias: bool = False
     dt_batch_size: int = 30
     dt_learning_rate: float = 5e-3
     dt_min_learning_rate: float = 5e-5
@@ -157,6 +162,8 @@ class LGQDConfig(MethodConfig):
             dropout=self.dt_dropout,
             offset_head_hidden=self.dt_offset_head_hidden,
             condition_on_target=self.dt_condition_on_target,
+            round_bd=self.dt_round_bd,
+            bias=self.dt_bias,
             max_steps=self.horizon,
             batch_size=self.dt_batch_size,
             learning_rate=self.dt_learning_rate,

@@ -19,7 +19,8 @@ from textagents.methods.lgqd.split import SPLITS
 class Episodes:
     """The episodes of one split: ``items`` int64[n] (their rows in ``annotate/``), ``descriptions`` and
     their ``styles``, ``bd`` float64[n, 2] (final x, y, real units), ``observations`` float32[n, T, 5] (the
-    policy's inputs: three lasers, two bumpers), ``actions`` float32[n, T, 2] (its outputs), ``positions``
+    policy's inputs: three lasers, two bumpers), ``actions`` float32[n, T, 2] (its outputs; rounded to
+    0.1 with the config's ``round_actions``, as the original records them), ``positions``
     float32[n, T, 2] (after each step) and ``annotations`` (the env's, per episode)."""
 
     items: np.ndarray
@@ -30,6 +31,13 @@ class Episodes:
     actions: np.ndarray
     positions: np.ndarray
     annotations: list[Any]
+
+
+def learned_actions(actions: np.ndarray, round_actions: bool) -> np.ndarray:
+    """The actions the DT's stages learn: with ``round_actions`` rounded to 0.1, as the original's
+    ``NavigationEnv.__call__`` records them (the policies' float32 outputs rounded in float32, as the env
+    steps them, before clipping)."""
+    return np.round(actions.astype(np.float32), 1) if round_actions else actions
 
 
 def load_split(out: str | os.PathLike[str], name: str) -> Episodes:
@@ -47,7 +55,7 @@ def load_split(out: str | os.PathLike[str], name: str) -> Episodes:
         styles=[descriptions[i]["style"] for i in items],
         bd=rollouts["bd"][items],
         observations=rollouts["observations"][items],
-        actions=rollouts["actions"][items],
+        actions=learned_actions(rollouts["actions"][items], pipeline.config().round_actions),
         positions=rollouts["positions"][items],
         annotations=[annotations[i] for i in items],
     )

@@ -10,14 +10,18 @@ actions before ``t``. Each action dimension is a k-means cluster plus an offset 
 head per dimension classifies the cluster (focal loss, gamma 2), one head regresses every cluster's offset
 (MSE of centre + offset of the true cluster against the action); the loss is their sum. Inputs are scaled
 to about [0, 1]: the descriptor by the map's side, the lasers by their range (the original maps them to
-[-1, 1]). A rollout (``start``, ``advance``) keeps the earlier tokens' keys and values and feeds only each
-step's new tokens (the original recomputes the whole sequence every step; the predictions are the same).
+[-1, 1]); the descriptor is then rounded as the original rounds it (to 0.1 of its [-1, 1] range: a
+twentieth of the map, 30 real units). As in the original (``bias: 0``), the blocks' linear layers and
+layer norms have no biases; the embedding and head MLPs have theirs. A rollout (``start``, ``advance``)
+keeps the earlier tokens' keys and values and feeds only each step's new tokens (the original recomputes
+the whole sequence every step; the predictions are the same).
 
 Differences from the original: text and trajectories are padded to the batch's longest and masked (the
 original pads text to 226 tokens and attends to the padding; its trajectories all have 400 steps); a batch
 holds whole episodes (the original draws a window, which is the whole episode at its block size); the
-offset head predicts D x K offsets (the original's predicts K^D x D and reads K of them per dimension); the
-descriptor is not rounded after scaling (the original rounds it to 0.1, a tenth of the map).
+offset head predicts D x K offsets (the original's predicts K^D x D and reads K of them per dimension).
+``round_bd: false`` (the descriptor not rounded) and ``bias: true`` (biases in the blocks) are options of
+ours, what this module did before issue #32; policies saved before then load with them.
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ if TYPE_CHECKING:  # the pipeline's config imports this module's settings
 DT_RUN = "lgqd-dt"
 POLICY_WEIGHTS = "policy.safetensors"
 POLICY_CONFIG = "policy.json"
+#: The settings of a policy saved before issue #32 added them: biases in the blocks, the descriptor not
+#: rounded (what such a policy was trained with; ``load_policy`` fills them in).
+PRE_ISSUE_32 = {"round_bd": False, "bias": True}
 
 
 class TextTokenizer(Protocol):
@@ -67,7 +74,9 @@ class DTSettings:
     ``max_steps`` timesteps. Inputs are divided by ``bd_scale`` (the descriptor, real units) and
     ``obs_scale`` (per observation entry: three lasers, two bumpers). ``condition_on_target``: the paper's
     DT reads the target descriptor; without it (an ablation) the target's token is that of (0, 0) for
-    every episode, so the description is all the model is told of where to go.
+    every episode, so the description is all the model is told of where to go. ``round_bd``: the scaled
+    descriptor rounded on the original's grid (``bd_scale`` / 20); ``bias``: biases in the blocks' linear
+    layers and layer norms (the original has none there).
 
     Training: AdamW (``weight_decay`` on matrices only, ``beta1``, ``beta2``), batches of ``batch_size``
     episodes, ``steps_per_iteration`` optimizer steps an iteration, learning rate warmed up linearly over
@@ -87,6 +96,8 @@ class DTSettings:
     bd_scale: float = 600.0
     obs_scale: tuple[float, ...] = (100.0, 100.0, 100.0, 1.0, 1.0)
     condition_on_target: bool = True
+    round_bd: bool = True
+    bias: bool = False
     batch_size: int = 30
     steps_per_iteration: int = 1
     learning_rate: float = 5e-3
@@ -188,8 +199,13 @@ def description_tokens(tokenizer: TextTokenizer, description: str, settings: DTS
 
 
 def scaled_bd(bd: np.ndarray, settings: DTSettings) -> np.ndarray:
-    """Descriptors [..., 2] (real units) as the model reads them: float32, divided by ``bd_scale``."""
-    return (np.asarray(bd, np.float64) / settings.bd_scale).astype(np.float32)
+    """Descriptors [..., 2] (real units) as the model reads them: float32, divided by ``bd_scale``; with
+    ``round_bd``, rounded as the original does (normalised to [-1, 1] over the map and rounded to 0.1:
+    ``NavigationEnv.normalize_bd_obs`` then ``bd_tensor.round(decimals=1)``), mapped back to [0, 1]."""
+    scaled = np.asarray(bd, np.float64) / settings.bd_scale
+    if settings.round_bd:
+        scaled = (np.round(2 * scaled - 1, 1) + 1) / 2
+    return scaled.astype(np.float32)
 
 
 def scaled_observations(observations: np.ndarray, settings: DTSettings) -> np.ndarray:
@@ -244,16 +260,19 @@ def mlp(inputs: int, hidden: int, outputs: int) -> nn.Sequential:
 
 
 class Block(nn.Module):
-    """nanoGPT's pre-norm block: self-attention then a 4x-wide MLP, each added back after dropout. Its
-    tokens attend to the ``past`` keys and values (a rollout's earlier tokens; None: none) and their own."""
+    """nanoGPT's pre-norm block: self-attention then a 4x-wide MLP, each added back after dropout; its
+    linear layers and layer norms have biases only with ``bias``. Its tokens attend to the ``past`` keys
+    and values (a rollout's earlier tokens; None: none) and their own."""
 
-    def __init__(self, width: int, heads: int, dropout: float):
+    def __init__(self, width: int, heads: int, dropout: float, bias: bool):
         super().__init__()
         self.heads, self.dropout = heads, dropout
-        self.attention_norm, self.mlp_norm = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.qkv = nn.Linear(width, 3 * width)
-        self.projection = nn.Linear(width, width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+        self.attention_norm, self.mlp_norm = nn.LayerNorm(width, bias=bias), nn.LayerNorm(width, bias=bias)
+        self.qkv = nn.Linear(width, 3 * width, bias=bias)
+        self.projection = nn.Linear(width, width, bias=bias)
+        self.mlp = nn.Sequential(
+            nn.Linear(width, 4 * width, bias=bias), nn.GELU(), nn.Linear(4 * width, width, bias=bias)
+        )
         self.residual_drop = nn.Dropout(dropout)
 
     def forward(
@@ -293,8 +312,10 @@ class DecisionTransformer(nn.Module):
         self.obs_embedding = mlp(len(settings.obs_scale), 2 * width, width)
         self.act_embedding = mlp(dims, 2 * width, width)
         self.drop = nn.Dropout(settings.dropout)
-        self.blocks = nn.ModuleList(Block(width, settings.heads, settings.dropout) for _ in range(settings.layers))
-        self.final_norm = nn.LayerNorm(width)
+        self.blocks = nn.ModuleList(
+            Block(width, settings.heads, settings.dropout, settings.bias) for _ in range(settings.layers)
+        )
+        self.final_norm = nn.LayerNorm(width, bias=settings.bias)
         self.cluster_heads = nn.ModuleList(mlp(width, settings.cluster_head_hidden, k) for _ in range(dims))
         self.offset_head = mlp(width, settings.offset_head_hidden, dims * k)
         self.apply(_init_weights)
@@ -589,7 +610,7 @@ def load_policy(folder: str | Path, device: str = "cpu") -> DecisionTransformer:
 
     folder = Path(folder)
     meta: dict[str, Any] = json.loads((folder / POLICY_CONFIG).read_text())
-    settings = DTSettings(**meta["settings"])
+    settings = DTSettings(**{**PRE_ISSUE_32, **meta["settings"]})
     model = DecisionTransformer(settings, int(meta["vocab_size"]), ActionClusters(np.asarray(meta["centers"])))
     model.load_state_dict(load_file(folder / POLICY_WEIGHTS))
     return model.to(device).eval()
