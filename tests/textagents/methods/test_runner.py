@@ -267,3 +267,23 @@ def test_compare_set_changes_the_config_of_every_run(tmp_path):
         recorded = json.loads((out / f"learning_rate={value}_seed0" / "config.json").read_text())["config"]
         assert (recorded["iterations"], recorded["eval_every"], recorded["learning_rate"]) == (2, 1, float(value))
     assert main([*command, "--set", "iterations"]) == 2
+
+
+@pytest.mark.parametrize(("options", "threads"), [([], 1), (["--threads", "2"], 2)])
+def test_run_and_compare_train_on_one_torch_thread_unless_told(tmp_path, monkeypatch, options, threads):
+    import torch
+
+    from textagents.methods.core import compare, runner
+
+    seen = []
+    monkeypatch.setattr(runner, "run_method", lambda *a, **k: seen.append(torch.get_num_threads()) or {})
+    monkeypatch.setattr(compare, "write_comparison", lambda *a: tmp_path / "comparison.md")
+    torch.set_num_threads(3)
+    try:
+        assert main(["method", "run", "example", str(SMOKE), "--out", str(tmp_path / "run"), *options]) == 0
+        compared = ["method", "compare", "example", str(SMOKE), "--out", str(tmp_path / "cmp"), "--vary", "seed=0"]
+        assert main([*compared, *options]) == 0
+        assert seen == [threads, threads] and torch.get_num_threads() == 3  # restored afterwards
+        assert main(["method", "run", "example", str(SMOKE), "--out", str(tmp_path / "run"), "--threads", "0"]) == 2
+    finally:
+        torch.set_num_threads(1)

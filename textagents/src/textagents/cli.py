@@ -284,17 +284,19 @@ def _llm_choice(args: argparse.Namespace):
 
 def _method_run(args: argparse.Namespace) -> int:
     from textagents.methods.core.runner import run_method
+    from textagents.sb3.threads import training_threads
 
     try:
-        result = run_method(
-            args.method,
-            args.config,
-            args.out,
-            resume=args.resume,
-            llm=_llm_choice(args),
-            progress=not args.no_progress,
-            unsafe_local_exec=args.unsafe_local_exec,
-        )
+        with training_threads(args.threads):
+            result = run_method(
+                args.method,
+                args.config,
+                args.out,
+                resume=args.resume,
+                llm=_llm_choice(args),
+                progress=not args.no_progress,
+                unsafe_local_exec=args.unsafe_local_exec,
+            )
     except KeyboardInterrupt:
         print(f"interrupted: resume with the same command and --resume (run in {args.out})", file=sys.stderr)
         return 130
@@ -304,20 +306,22 @@ def _method_run(args: argparse.Namespace) -> int:
 
 def _method_compare(args: argparse.Namespace) -> int:
     from textagents.methods.core.compare import parse_setting, parse_vary, run_comparison
+    from textagents.sb3.threads import training_threads
 
     key, values = parse_vary(args.vary)
-    path = run_comparison(
-        args.method,
-        args.config,
-        args.out,
-        key,
-        values,
-        args.seeds,
-        llm=_llm_choice(args),
-        progress=not args.no_progress,
-        settings=dict(parse_setting(text) for text in args.set or []),
-        unsafe_local_exec=args.unsafe_local_exec,
-    )
+    with training_threads(args.threads):
+        path = run_comparison(
+            args.method,
+            args.config,
+            args.out,
+            key,
+            values,
+            args.seeds,
+            llm=_llm_choice(args),
+            progress=not args.no_progress,
+            settings=dict(parse_setting(text) for text in args.set or []),
+            unsafe_local_exec=args.unsafe_local_exec,
+        )
     print(json.dumps({"comparison": str(path)}))
     return 0
 
@@ -377,6 +381,15 @@ def _add_unsafe_local_exec(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_threads(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads while training (default %(default)s: small networks and shared cores run fastest so)",
+    )
+
+
 def _add_method(commands: argparse._SubParsersAction) -> None:
     method = commands.add_parser("method", help="the papers' training methods: list, run (resumable), eval")
     actions = method.add_subparsers(dest="method_command", required=True)
@@ -389,6 +402,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--out", required=True, help="the run directory (new or empty; or an earlier run with --resume)")
     run.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_threads(run)
     _add_llm_options(run)
     _add_unsafe_local_exec(run)
     run.set_defaults(run=_method_run)
@@ -403,6 +417,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
         "--set", action="append", metavar="KEY=VALUE", help="change a setting of the config for every run (repeatable)"
     )
     compare.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_threads(compare)
     _add_llm_options(compare)
     _add_unsafe_local_exec(compare)
     compare.set_defaults(run=_method_compare)
