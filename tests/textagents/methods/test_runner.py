@@ -17,7 +17,7 @@ from tests.yaml_bomb import alias_bomb, run_bounded
 from textagents.cli import main
 from textagents.methods.core.compare import parse_setting, parse_vary
 from textagents.methods.core.config import ConfigError, load_config
-from textagents.methods.core.run_dir import RunDirError
+from textagents.methods.core.run_dir import RunDirError, RunDirWarning
 from textagents.methods.core.runner import LLMChoice, evaluate_run, run_method
 from textagents.methods.example.config import ExampleConfig
 from textenvs.data import YAMLInputError
@@ -109,10 +109,35 @@ def test_an_existing_run_is_never_overwritten_and_resume_needs_something_to_resu
     assert "is not empty: pass --resume" in capsys.readouterr().err
     with pytest.raises(RunDirError, match="holds no run"):
         run_method("example", SMOKE, tmp_path / "empty", resume=True, progress=False)
-    (tmp_path / "started").mkdir()
-    (tmp_path / "started" / "config.json").write_text((out / "config.json").read_text())
-    with pytest.raises(RunDirError, match="no checkpoint yet: nothing to resume"):
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "notes.txt").write_text("mine")
+    assert main(["method", "run", "example", str(SMOKE), "--out", str(tmp_path / "foreign"), "--no-progress"]) == 2
+    assert [p.name for p in (tmp_path / "foreign").iterdir()] == ["notes.txt"]  # a refused run removes nothing
+
+
+def test_resume_starts_again_from_zero_a_run_killed_before_its_first_checkpoint(tmp_path):
+    out = tmp_path / "run"
+    run_method("example", SMOKE, out, progress=False)
+    for started in (tmp_path / "started", tmp_path / "cmp" / "learning_rate=0.5_seed0"):
+        started.mkdir(parents=True)
+        (started / "config.json").write_text((out / "config.json").read_text())  # what a kill -9 leaves
+        (started / "metrics.jsonl").write_text((out / "metrics.jsonl").read_text().splitlines()[0] + "\n")
+    with pytest.warns(RunDirWarning, match="no checkpoint yet .* starts again from iteration 0"):
         run_method("example", SMOKE, tmp_path / "started", resume=True, progress=False)
+    assert _metrics(tmp_path / "started") == _metrics(out)
+    command = [
+        "method",
+        "compare",
+        "example",
+        str(SMOKE),
+        "--out",
+        str(tmp_path / "cmp"),
+        "--vary",
+        "learning_rate=0.5",
+    ]
+    with pytest.warns(RunDirWarning, match="no checkpoint yet"):
+        assert main([*command, "--no-progress"]) == 0
+    assert _metrics(tmp_path / "cmp" / "learning_rate=0.5_seed0") == _metrics(out)
 
 
 def test_resuming_with_another_config_names_the_changed_settings(tmp_path):
@@ -287,3 +312,68 @@ def test_run_and_compare_train_on_one_torch_thread_unless_told(tmp_path, monkeyp
         assert main(["method", "run", "example", str(SMOKE), "--out", str(tmp_path / "run"), "--threads", "0"]) == 2
     finally:
         torch.set_num_threads(1)
+
+
+def _failing_in_iteration_one(monkeypatch, error: type[BaseException] = RuntimeError) -> None:
+    """The example method, failing at the end of its first training iteration (after its LLM calls)."""
+    from textagents.methods.example.method import ExampleMethod
+
+    trains = ExampleMethod.train_iteration
+
+    def train_iteration(self, iteration: int) -> dict:
+        trains(self, iteration)
+        raise error("boom")
+
+    monkeypatch.setattr(ExampleMethod, "train_iteration", train_iteration)
+
+
+@pytest.mark.parametrize("recording", [None, "llm_calls.jsonl", "mine.jsonl"])
+def test_a_run_failing_before_its_first_checkpoint_can_be_run_again_with_the_same_command(
+    tmp_path, monkeypatch, capsys, recording
+):
+    llm = "prior_weight: 1.0\nmodel: tiny-causal-lm\n" if recording else ""
+    config = _config(tmp_path, SMOKE.read_text() + llm)
+    monkeypatch.chdir(tmp_path)  # a relative --out, an absolute --llm-record inside it
+    command = ["method", "run", "example", str(config), "--out", "run", "--no-progress"]
+    if recording == "mine.jsonl":
+        command += ["--llm-record", "run/mine.jsonl"]
+    out = tmp_path / "run"
+    with monkeypatch.context() as patch:
+        _failing_in_iteration_one(patch)
+        with pytest.warns(RunDirWarning, match="stopped before its first checkpoint; what it wrote is removed"):
+            assert main(command) == 1
+    assert "boom" in capsys.readouterr().err
+    if recording:  # the calls it paid for are kept, where they block nothing
+        assert [p.name for p in out.iterdir()] == ["failed_starts"]
+        (kept,) = (out / "failed_starts").iterdir()
+        assert kept.name.startswith("llm_calls-") and kept.read_text().count("\n") > 0
+    else:
+        assert not out.exists()
+    assert main(command) == 0
+    assert [r["iteration"] for r in _metrics(out) if r["kind"] == "train"] == [1, 2, 3, 4]
+
+
+def test_a_failed_start_in_a_folder_that_existed_keeps_the_folder_and_what_was_there(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    (out / "failed_starts").mkdir(parents=True)
+    (out / "failed_starts" / "llm_calls-earlier.jsonl").write_text("paid for\n")
+    command = ["method", "run", "example", str(SMOKE), "--out", str(out), "--no-progress"]
+    with monkeypatch.context() as patch:
+        _failing_in_iteration_one(patch)
+        with pytest.warns(RunDirWarning):
+            assert main(command) == 1
+    assert [str(p.relative_to(out)) for p in sorted(out.rglob("*"))] == [
+        "failed_starts",
+        "failed_starts/llm_calls-earlier.jsonl",
+    ]
+    assert (out / "failed_starts" / "llm_calls-earlier.jsonl").read_text() == "paid for\n"
+    assert main(command) == 0 and (out / "report.md").is_file()
+
+
+def test_ctrl_c_before_the_first_checkpoint_says_to_run_the_same_command_again(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    _failing_in_iteration_one(monkeypatch, KeyboardInterrupt)
+    with pytest.warns(RunDirWarning, match="stopped before its first checkpoint"):
+        assert main(["method", "run", "example", str(SMOKE), "--out", str(out), "--no-progress"]) == 130
+    assert "interrupted before the first checkpoint: run the same command again" in capsys.readouterr().err
+    assert not out.exists()

@@ -298,7 +298,10 @@ def _method_run(args: argparse.Namespace) -> int:
                 unsafe_local_exec=args.unsafe_local_exec,
             )
     except KeyboardInterrupt:
-        print(f"interrupted: resume with the same command and --resume (run in {args.out})", file=sys.stderr)
+        if (Path(args.out) / "config.json").is_file():
+            print(f"interrupted: resume with the same command and --resume (run in {args.out})", file=sys.stderr)
+        else:
+            print("interrupted before the first checkpoint: run the same command again to start over", file=sys.stderr)
         return 130
     print(json.dumps(result))
     return 0

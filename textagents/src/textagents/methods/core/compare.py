@@ -16,7 +16,7 @@ import yaml
 
 from textagents.bench.store import write_text_atomic
 from textagents.methods.core.config import ConfigError, load_config, read_config_file
-from textagents.methods.core.run_dir import RunDir
+from textagents.methods.core.run_dir import CONFIG_FILE, RunDir
 from textagents.methods.registry import method_class
 from textenvs.core.messages import short_repr
 from textenvs.data import parse_yaml
@@ -70,7 +70,7 @@ def run_comparison(
         run_dir = out / name
         if (run_dir / "report.md").is_file() and RunDir(run_dir).recorded()["config"]["iterations"] >= iterations:
             continue  # finished (a larger `iterations` extends it)
-        resume = any((run_dir / "checkpoints").glob("iter_*"))
+        resume = (run_dir / CONFIG_FILE).is_file()  # started: from its checkpoint, or from 0 when a kill left none
         run_method(
             method, path, run_dir, resume=resume, llm=llm, progress=progress, unsafe_local_exec=unsafe_local_exec
         )

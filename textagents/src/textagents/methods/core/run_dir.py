@@ -6,15 +6,21 @@ metrics.jsonl      one line per training iteration ("kind": "train") or evaluati
 checkpoints/       iter_000012/ {state.json, tensors.safetensors}: written to a temporary folder, renamed
 tensorboard/       the same metrics for TensorBoard
 llm_calls.jsonl    every LLM request and answer (textagents.llm.record), replayable
+failed_starts/     llm_calls-<time>.jsonl: the calls of a start that failed before its first checkpoint
 evals.jsonl        ``textagents method eval`` results
 report.md, *.png   written at the end
 ```
 
-A run is created only in an empty (or new) folder. ``resume`` needs the same config (it names the keys that
-differ otherwise) and a checkpoint; it drops the metrics lines logged after that checkpoint, so no iteration
-is counted twice, and the run continues from the checkpoint's iteration. Only ``iterations`` may change: a
-larger value extends the run (a finished one too: training goes on from its last checkpoint, and
-``config.json`` records the new length under ``extended``), a value below the checkpoint's is refused.
+A run is created only in an empty (or new) folder; ``failed_starts/`` (below) does not count. A start that
+fails before its first checkpoint is undone (``undo_start``): every entry the run added to the folder is
+removed (the folder too when the run made it), so the same command can run again, except the LLM calls it
+recorded (they may have cost money), which are moved to ``failed_starts/llm_calls-<time>.jsonl``.
+``resume`` needs the same config (it names the keys that differ otherwise); it drops the metrics lines
+logged after the last checkpoint, so no iteration is counted twice, and the run continues from the
+checkpoint's iteration, or from the start, with a ``RunDirWarning``, when a kill left no checkpoint. Only
+``iterations`` may change: a larger value extends the run (a finished one too: training goes on from its
+last checkpoint, and ``config.json`` records the new length under ``extended``), a value below the
+checkpoint's is refused.
 
 A damaged folder is resumed as far as it can be, never silently (a ``RunDirWarning`` says what was skipped):
 a checkpoint whose ``state.json`` or tensors file is missing or does not load is skipped for the newest
@@ -46,6 +52,7 @@ METRICS_FILE = "metrics.jsonl"
 EVALS_FILE = "evals.jsonl"
 LLM_CALLS_FILE = "llm_calls.jsonl"
 CHECKPOINTS = "checkpoints"
+FAILED_STARTS = "failed_starts"  # the LLM calls of starts that failed before their first checkpoint
 STATE_FILE = "state.json"
 TENSORS_FILE = "tensors.safetensors"
 EXTENDABLE = "iterations"  # the one setting a resume may change (upwards: see RunDir.resume)
@@ -85,8 +92,12 @@ class RunDir:
         return self.path / LLM_CALLS_FILE
 
     # ------------------------------------------------------------------ creating and resuming
+    def entries(self) -> set[str] | None:
+        """The names in the folder; None when it does not exist."""
+        return {p.name for p in self.path.iterdir()} if self.path.is_dir() else None
+
     def create(self, method: str, config: dict[str, Any]) -> None:
-        if self.path.exists() and any(self.path.iterdir()):
+        if (self.entries() or set()) - {FAILED_STARTS}:
             raise RunDirError(
                 f"{self.path} is not empty: pass --resume to continue the run there, or choose another --out"
             )
@@ -123,16 +134,42 @@ class RunDir:
             changes = ", ".join(f"{k}: {old.get(k)!r} -> {config.get(k)!r}" for k in differ)
             raise RunDirError(f"{self.path} was run with another config ({changes}); resume with the same one")
 
-    def resume(self, method: str, config: dict[str, Any]) -> Checkpoint:
-        """The last checkpoint of a run with this config; metrics logged after it are dropped."""
+    def resume(self, method: str, config: dict[str, Any]) -> Checkpoint | None:
+        """The last checkpoint of a run with this config (None, with a warning, when it has none: the run
+        starts again from iteration 0); metrics logged after it are dropped."""
         self.check_same(method, config)
         checkpoint = self.load_checkpoint()
+        reached = 0 if checkpoint is None else checkpoint.iteration
         if checkpoint is None:
-            raise RunDirError(f"{self.path} has no checkpoint yet: nothing to resume; start it again in a new folder")
-        kept = self._metrics_up_to(checkpoint.iteration)
+            message = f"{self.path} has no checkpoint yet (stopped before the first): it starts again from iteration 0"
+            warnings.warn(message, RunDirWarning, stacklevel=3)
+        kept = self._metrics_up_to(reached)
         write_text_atomic(self.metrics_path, "".join(json.dumps(r, default=to_json) + "\n" for r in kept))
-        self._record_length(config.get(EXTENDABLE), checkpoint.iteration)
+        self._record_length(config.get(EXTENDABLE), reached)
         return checkpoint
+
+    def undo_start(self, before: set[str] | None, calls: Path) -> Path | None:
+        """Undo a start that failed before its first checkpoint: remove each entry of the folder that was not
+        in ``before`` (its entries when the run began; None: it did not exist, and then the folder goes too
+        when nothing is kept), except the LLM calls recorded to ``calls``, moved to ``failed_starts/`` when
+        they are in the folder. Where the calls went, or None."""
+        added = (self.entries() or set()) - (before or set())
+        kept = None
+        in_folder = calls.resolve().parent == self.path.resolve() and calls.name in added
+        if in_folder and calls.stat().st_size > 0:
+            kept = _unused_name(self.path / FAILED_STARTS, f"llm_calls-{time.strftime('%Y%m%dT%H%M%S')}", ".jsonl")
+            kept.parent.mkdir(exist_ok=True)
+            os.replace(calls, kept)
+            added -= {calls.name, FAILED_STARTS}
+        for name in added:
+            path = self.path / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        if before is None and not any(self.path.iterdir()):
+            self.path.rmdir()
+        return kept
 
     def _record_length(self, iterations: int | None, reached: int) -> None:
         recorded = self.recorded()
@@ -235,6 +272,15 @@ class RunDir:
             f"{self.path} has no intact checkpoint: {'; '.join(damaged)}; restore one from a copy, or start the "
             "run again in a new folder"
         )
+
+
+def _unused_name(folder: Path, stem: str, suffix: str) -> Path:
+    """``folder/stem+suffix``, or with ``-2``, ``-3``, ... before the suffix when that is taken."""
+    path, number = folder / f"{stem}{suffix}", 1
+    while path.exists():
+        number += 1
+        path = folder / f"{stem}-{number}{suffix}"
+    return path
 
 
 def _parse_record(line: bytes) -> dict[str, Any] | None:

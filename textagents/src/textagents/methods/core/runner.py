@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from textagents.llm.key_hosts import key_host_refusal
 from textagents.methods.core.config import ConfigError, config_from_dict, load_config
 from textagents.methods.core.method import RunContext
 from textagents.methods.core.report import write_report
-from textagents.methods.core.run_dir import RunDir, RunDirError
+from textagents.methods.core.run_dir import RunDir, RunDirError, RunDirWarning
 from textagents.methods.registry import method_class
 
 
@@ -98,22 +99,38 @@ def run_method(
     unsafe_local_exec: bool = False,
 ) -> dict[str, Any]:
     """Train ``name`` with the config at ``config_path`` into ``out`` (or continue it with ``resume``);
-    ``unsafe_local_exec``: the user accepts running LLM-written code with no OS boundary (BK-Code)."""
+    ``unsafe_local_exec``: the user accepts running LLM-written code with no OS boundary (BK-Code). A new run
+    that fails before its first checkpoint is undone (``RunDir.undo_start``), so the same call can run again."""
     cls = method_class(name)
     llm = llm or LLMChoice()
     config = load_config(cls.config_class, config_path, llm.config_overrides())
     _check_key_host(config, llm)  # before the run folder is made
     run = RunDir(out)
+    before = run.entries()
     method = cls(config, RunContext(run.path, _llm_factory(config, run, llm), unsafe_local_exec))
+    finished = False
     try:
         start = 0
         if resume:
             checkpoint = run.resume(name, config.as_recorded(run.recorded()["config"]))
-            method.restore(checkpoint)
-            start = checkpoint.iteration
+            if checkpoint is not None:
+                method.restore(checkpoint)
+                start = checkpoint.iteration
         else:
             run.create(name, config.as_dict())
-        writer = _tensorboard(run, start)
+        result = _train(name, config, run, method, start, progress)
+        finished = True
+        return result
+    finally:
+        method.close()
+        if not finished and not resume and not run.checkpoints():
+            _undo_start(run, before, Path(llm.record or run.llm_calls_path))
+
+
+def _train(name: str, config: Any, run: RunDir, method: Any, start: int, progress: bool) -> dict[str, Any]:
+    """Iterations ``start + 1`` to the config's last, with their evaluations and checkpoints; the report."""
+    writer = _tensorboard(run, start)
+    try:
         began = time.monotonic()
         bar = tqdm(total=config.iterations, initial=start, desc=name, unit="iter", disable=not progress)
         for iteration in range(start + 1, config.iterations + 1):
@@ -127,12 +144,29 @@ def run_method(
             bar.update(1)
             bar.set_postfix({k: v for k, v in metrics.items() if isinstance(v, float)}, refresh=False)
         bar.close()
-        writer.close()
-        records = run.metrics()
-        report = write_report(run.path, name, config.as_dict(), records, method.report_sections(records))
-        return {"run_dir": str(run.path), "report": str(report), "elapsed_s": time.monotonic() - began}
     finally:
-        method.close()
+        writer.close()
+    records = run.metrics()
+    report = write_report(run.path, name, config.as_dict(), records, method.report_sections(records))
+    return {"run_dir": str(run.path), "report": str(report), "elapsed_s": time.monotonic() - began}
+
+
+def _undo_start(run: RunDir, before: set[str] | None, calls: Path) -> None:
+    """``RunDir.undo_start``, said in a ``RunDirWarning`` when it removed or kept something."""
+    if run.entries() == before:
+        return  # nothing was written (e.g. the folder was refused)
+    try:
+        kept = run.undo_start(before, calls)
+    except OSError as error:  # the run's own error is the one to report
+        message = f"{run.path}: the run stopped before its first checkpoint and could not be undone ({error}); "
+        message += "remove what it wrote by hand before running the same command again"
+        warnings.warn(message, RunDirWarning, stacklevel=3)
+        return
+    message = f"{run.path}: the run stopped before its first checkpoint; what it wrote is removed, so the same "
+    message += "command starts it again"
+    if kept is not None:
+        message += f"; the LLM calls it recorded are kept in {kept}"
+    warnings.warn(message, RunDirWarning, stacklevel=3)
 
 
 def evaluate_run(
