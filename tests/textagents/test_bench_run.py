@@ -99,6 +99,29 @@ def test_resuming_with_an_edited_suite_is_refused(tmp_path, reference_run):
         run_suite(load_suite(edited), out, progress=False)
 
 
+def test_a_folder_holding_something_else_is_refused_and_left_as_it_was(tmp_path, capsys):
+    method_run = tmp_path / "method-run"
+    method_run.mkdir()
+    (method_run / "config.json").write_text('{"method": "example", "config": {}}')
+    (method_run / "metrics.jsonl").write_text("")
+    assert main(["bench", "run", str(write_suite(tmp_path)), "--out", str(method_run), "--no-progress"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith(f"error: {method_run} is not empty and holds no bench run")
+    assert "config.json, metrics.jsonl" in error and "choose a new or empty --out" in error
+    assert sorted(p.name for p in method_run.iterdir()) == ["config.json", "metrics.jsonl"]
+
+
+def test_the_cli_resumes_a_run_of_the_same_suite_in_its_folder(tmp_path, reference_run, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_bytes((reference_run / "run.json").read_bytes())
+    episodes = (reference_run / "episodes.jsonl").read_text().splitlines(keepends=True)
+    (out / "episodes.jsonl").write_text("".join(episodes[:5]))
+    assert main(["bench", "run", str(write_suite(tmp_path)), "--out", str(out), "--no-progress"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result == {"episodes": SMALL_SUITE_EPISODES, "played_now": SMALL_SUITE_EPISODES - 5, "resumed_from": 5}
+
+
 def test_two_workers_play_the_same_episodes_as_one(tmp_path, reference_run):
     out = tmp_path / "run"
     run_suite(load_suite(write_suite(tmp_path)), out, workers=2, progress=False)

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from textagents.bench.metadata import run_metadata
 from textagents.bench.store import (
     EPISODES_FILE,
+    LOCK_FILE,
     RUN_FILE,
     EpisodeLog,
     run_lock,
@@ -96,12 +97,24 @@ def _ray(
             ray.shutdown()
 
 
+def _check_out(out: Path) -> None:
+    """``FileExistsError`` when ``out`` holds something besides a bench run (a method run, say): a run goes
+    into a new or empty folder, or resumes the run already there."""
+    if not out.is_dir() or (out / RUN_FILE).is_file():
+        return
+    found = sorted(p.name for p in out.iterdir() if p.name != LOCK_FILE)  # a lock alone: a run killed at once
+    if found:
+        listed = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+        raise FileExistsError(
+            f"{out} is not empty and holds no bench run (no {RUN_FILE}; it holds {listed}): choose a new or empty "
+            "--out, or the folder of an earlier run of this suite to resume it"
+        )
+
+
 def _previous_run(out: Path, suite: Suite) -> dict[str, Any] | None:
     """The run.json of a run in ``out`` that this suite may resume (None when there is none)."""
     run_file = out / RUN_FILE
     if not run_file.is_file():
-        if (out / EPISODES_FILE).exists():
-            raise FileExistsError(f"{out} holds {EPISODES_FILE} but no {RUN_FILE}: choose another --out")
         return None
     previous = json.loads(run_file.read_text())
     if previous.get("suite", {}).get("sha256") != suite.sha256:
@@ -147,6 +160,7 @@ def run_suite(
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     out = Path(out)
+    _check_out(out)
     out.mkdir(parents=True, exist_ok=True)
     with run_lock(out):
         previous = _previous_run(out, suite)
