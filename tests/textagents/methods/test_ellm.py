@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -50,15 +51,28 @@ def _upper_first(obs):
     return text[:second] + text[second : second + 1].upper() + text[second + 1 :]
 
 
-def test_bullets_are_goals_and_other_lines_are_counted():
-    parsed = parse_goals("- Chop tree.\n- Attack cow\n- chop tree\nI would also rest.\n- place crafting-table")
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _golden(name):
+    return json.loads((GOLDEN / name).read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", _golden("ellm_parser.json"), ids=lambda c: repr(c["answer"]))
+def test_the_parser_reads_answers_as_the_original(case):
+    parsed = parse_goals(case["answer"])
+    if case["goals"] is None:
+        assert not parsed.valid and parsed.goals == ()
+    else:
+        assert parsed.valid and sorted(parsed.goals) == case["goals"]
+
+
+def test_the_lenient_parser_keeps_the_bullets_and_counts_other_lines():
+    parsed = parse_goals("- Chop tree.\n- Attack cow\n- chop tree\nI would also rest.\n- place crafting-table", False)
     assert parsed.goals == ("chop tree", "attack cow", "place crafting", "table")  # the original split on "-"
-    assert parsed.non_bullet_lines == 1 and not parsed.well_formed
-    assert parse_goals("- Eat plant\n```").goals == ("eat plant",)
-    strict = parse_goals("- Chop tree\nand then sleep", strict=True)
-    assert strict.goals == () and not strict.well_formed
-    assert parse_goals("- Drink water\n- Sleep", strict=True).goals == ("drink water", "sleep")
-    assert parse_goals("").goals == ()
+    assert parsed.non_bullet_lines == 1 and not parsed.valid and not parsed.well_formed
+    assert parse_goals("- Eat plant\n```\n", strict=False).goals == ("eat plant",)
+    assert parse_goals("", strict=False).goals == ()
 
 
 def _caption(observation, items=None, inventory="", status=""):
@@ -112,6 +126,18 @@ def test_llm_goals_are_cached_per_prompt():
     caption = _caption("you see tree, and water. you are targeting tree.")
     assert source.suggest(caption) == ["chop tree", "drink water"] == source.suggest(caption)
     assert len(backend.prompts) == 1 and source.calls == 1 and source.cache_hits == 1 and source.malformed == 0
+
+
+def test_a_voided_answer_is_not_cached_and_the_llm_is_asked_again():
+    backend = _Backend("- Chop tree\nand then sleep")
+    source = LLMGoals(backend)
+    caption = _caption("you see tree.")
+    assert source.suggest(caption) == [] == source.suggest(caption)
+    assert len(backend.prompts) == 2 and source.calls == 2 and source.malformed == 2 and not source.cache
+    lenient = LLMGoals(_Backend("- Chop tree\nand then sleep"), parsing="lenient")
+    assert lenient.suggest(caption) == ["chop tree"] == lenient.suggest(caption) and lenient.calls == 1
+    with pytest.raises(ValueError, match="parsing must be one of"):
+        LLMGoals(backend, parsing="loose")
 
 
 _SEEN: dict[str, int] = {}

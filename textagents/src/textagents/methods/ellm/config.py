@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from textagents.methods.core.config import MethodConfig
 from textagents.methods.core.original_prompts import PROMPT_SOURCES
+from textagents.methods.ellm.prompt import PARSING
 
 GOAL_SOURCES = ("none", "uniform", "oracle", "llm")
 
@@ -15,7 +16,8 @@ class EllmConfig(MethodConfig):
     """Each iteration plays ``frames_per_iteration`` frames of ``env_id`` with the DQN agent rewarded by
     ELLM's intrinsic reward for the goals of ``goal_source`` (``none``: no goals; ``uniform``; ``oracle``:
     SimpleOracle; ``llm``: the run's model, with the prompt of ``prompt_source``: ``ours`` or the
-    ``original``'s, downloaded, answers cut at ``llm_max_tokens``: the original's 200), at similarity
+    ``original``'s, downloaded, answers cut at ``llm_max_tokens``: the original's 200, read as
+    ``answer_parsing`` says: ``original`` or ``lenient``, see ``prompt.PARSING``), at similarity
     ``threshold``; ``env_reward`` (the original's ``env_spec.env_reward``) adds the env's own reward
     (achievement unlocks) to it: ``None`` adds it for ``none`` only (the task-reward reference), ``false``
     with ``none`` is pretraining with no reward at all; ``goal_conditioned`` adds the goals' embedding to the
@@ -25,6 +27,7 @@ class EllmConfig(MethodConfig):
     env_id: str = "Crafter-Text-ELLM-v0"
     goal_source: str = "llm"
     prompt_source: str = "ours"
+    answer_parsing: str = "original"
     llm_max_tokens: int = 200
     uniform_goals: int = 5
     threshold: float = 0.85
@@ -51,6 +54,7 @@ class EllmConfig(MethodConfig):
         super().__post_init__()
         self.require_choice("prompt_source", PROMPT_SOURCES)
         self.require_choice("goal_source", GOAL_SOURCES)
+        self.require_choice("answer_parsing", PARSING)
         self.require_positive(
             "llm_max_tokens",
             "uniform_goals",

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from textagents.llm.base import LLMBackend
-from textagents.methods.ellm.prompt import SAMPLING, goal_prompt, parse_goals
+from textagents.methods.ellm.prompt import PARSING, SAMPLING, goal_prompt, parse_goals
 
 #: ELLM's prerequisites per goal: (inventory items needed, with repeats for counts; words that must appear in
 #: the observation sentence), ``prereq_map`` of the original.
@@ -115,11 +115,12 @@ class SimpleOracle:
 @dataclass
 class LLMGoals:
     """Goals from ``backend`` for ELLM's prompt (``prompt_source``: ours or the original's), cached per
-    prompt; ``strict`` parsing as the original (an answer with a line that is not a bullet gives no goal).
-    Counts calls, cache hits and parse failures."""
+    prompt. ``parsing`` (``prompt.PARSING``): ``original``, where an answer with a line that is not a bullet
+    gives no goal and is not cached (the next visit asks again), or ``lenient``. Counts calls, cache hits
+    and malformed answers."""
 
     backend: LLMBackend
-    strict: bool = False
+    parsing: str = "original"
     prompt_source: str = "ours"
     sampling: Mapping[str, Any] = field(default_factory=lambda: dict(SAMPLING))
     name: str = "llm"
@@ -128,15 +129,21 @@ class LLMGoals:
     cache_hits: int = 0
     malformed: int = 0
 
+    def __post_init__(self) -> None:
+        if self.parsing not in PARSING:
+            raise ValueError(f"parsing must be one of {PARSING}, got {self.parsing!r}")
+
     def suggest(self, caption: Caption) -> list[str]:
         prompt = goal_prompt(caption.observation, caption.inventory, caption.status, self.prompt_source)
         if prompt in self.cache:
             self.cache_hits += 1
             return list(self.cache[prompt])
         self.calls += 1
-        parsed = parse_goals(self.backend.generate([prompt], **self.sampling)[0], strict=self.strict)
+        strict = self.parsing == "original"
+        parsed = parse_goals(self.backend.generate([prompt], **self.sampling)[0], strict=strict)
         self.malformed += not parsed.well_formed
-        self.cache[prompt] = parsed.goals
+        if parsed.valid or not strict:
+            self.cache[prompt] = parsed.goals
         return list(parsed.goals)
 
 

@@ -84,7 +84,12 @@ class EllmMethod(Method):
     def _make_source(self) -> GoalSource:
         if self.config.goal_source == "llm":
             sampling = {**SAMPLING, "max_tokens": self.config.llm_max_tokens}
-            return LLMGoals(self.context.llm(), prompt_source=self.config.prompt_source, sampling=sampling)
+            return LLMGoals(
+                self.context.llm(),
+                parsing=self.config.answer_parsing,
+                prompt_source=self.config.prompt_source,
+                sampling=sampling,
+            )
         if self.config.goal_source == "oracle":
             return SimpleOracle()
         if self.config.goal_source == "uniform":

@@ -61,34 +61,43 @@ def goal_prompt(observation: str, inventory: str, status: str, source: str = "ou
     return f"{prefix}{text} {suffix}"
 
 
+#: How an answer is read: ``original`` (an answer with any line that is not a bullet is voided, and a voided
+#: answer is not cached, so the LLM is asked again) or ``lenient`` (ours: the bullets of any answer are kept,
+#: and every answer is cached, which spares a small model's malformed answers and repeated calls).
+PARSING = ("original", "lenient")
+
+
 @dataclass(frozen=True)
 class ParsedGoals:
-    """The goals of an answer (lower-cased, stripped, duplicates dropped, first-seen order) and how many of
-    its non-empty lines were not bullets."""
+    """The goals of an answer (lower-cased, stripped, duplicates dropped, first-seen order), how many of its
+    non-empty lines were not bullets, and whether the original would have kept it (``valid``)."""
 
     goals: tuple[str, ...]
     non_bullet_lines: int
+    valid: bool
 
     @property
     def well_formed(self) -> bool:
-        """Every line a bullet: the original kept an answer only then."""
-        return self.non_bullet_lines == 0 and bool(self.goals)
+        """Every line a bullet and at least one goal."""
+        return self.valid and bool(self.goals)
 
 
-def parse_goals(answer: str, strict: bool = False) -> ParsedGoals:
-    """Each bullet line (``-`` first) is one goal. ``strict``: the original's rule, where one line that is not
-    a bullet voids the whole answer. A goal is cut at a further ``-`` as the original split on it."""
+def _pieces(text: str) -> tuple[str, ...]:
+    """The original's split: on every ``-``, each piece stripped of spaces, dots and newlines."""
+    goals = dict.fromkeys(piece.strip(" .\n") for piece in text.lower().split("-"))
+    return tuple(g for g in goals if g)
+
+
+def parse_goals(answer: str, strict: bool = True) -> ParsedGoals:
+    """Each bullet line (``-`` first) is one goal, cut at a further ``-`` as the original split on it.
+    ``strict`` (the original's rule): one line that is not a bullet, an empty one included, voids the
+    whole answer; otherwise the bullet lines are kept and the others counted."""
     if answer.endswith(('\n"""', "\n```")):
         answer = answer[:-4]
-    lines = [line.strip() for line in answer.split("\n") if line.strip()]
-    bullets = [line for line in lines if line.startswith("-")]
-    non_bullets = len(lines) - len(bullets)
-    if strict and not all(line.startswith("-") for line in answer.split("\n")):
-        return ParsedGoals((), max(1, non_bullets))
-    goals: dict[str, None] = {}
-    for line in bullets:
-        for piece in line.lower().split("-"):
-            goal = piece.strip(" .\n")
-            if goal:
-                goals[goal] = None
-    return ParsedGoals(tuple(goals), non_bullets)
+    lines = answer.split("\n")
+    valid = all(line.startswith("-") for line in lines)
+    non_bullets = sum(1 for line in lines if line.strip() and not line.strip().startswith("-"))
+    if strict:
+        return ParsedGoals(_pieces(answer) if valid else (), non_bullets, valid)
+    bullets = [line.strip() for line in lines if line.strip().startswith("-")]
+    return ParsedGoals(_pieces("\n".join(bullets)), non_bullets, valid)
