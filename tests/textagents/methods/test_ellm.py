@@ -14,7 +14,7 @@ import pytest
 import textenvs  # noqa: F401
 from textagents.methods.ellm.goals import Caption, LLMGoals, SimpleOracle, UniformGoals, suggestion_quality
 from textagents.methods.ellm.prompt import PREFIX, goal_prompt, parse_goals
-from textagents.methods.ellm.reward import EllmReward
+from textagents.methods.ellm.reward import EllmReward, cosine, pays
 
 
 def _captions(data_dir):
@@ -163,6 +163,22 @@ def test_a_matching_action_pays_once_per_episode_and_others_pay_nothing():
     env.reset(seed=0)
     _, reward, *_ = env.step("chop grass")
     assert reward == pytest.approx(1.0)  # a new episode: achievable again
+
+
+@pytest.mark.parametrize("case", _golden("ellm_threshold.json"), ids=lambda c: f"{c['score']}>{c['threshold']}")
+def test_the_threshold_test_is_the_originals(case):
+    assert pays(case["score"], case["threshold"]) is case["rewarded"]
+
+
+def test_a_similarity_equal_to_the_threshold_pays_nothing():
+    vectors = {"cut grass": np.array([1.0, 0.0]), "chop grass": np.array([0.9, np.sqrt(0.19)])}
+    at = float(cosine(vectors["chop grass"], vectors["cut grass"][None])[0])
+    for threshold, paid in ((at, False), (np.nextafter(at, 0), True)):
+        embed = lambda texts: np.stack([vectors[t] for t in texts])  # noqa: E731
+        env = EllmReward(gym.make("Crafter-Text-ELLM-v0"), LLMGoals(_Backend("- Cut grass")), embed, threshold)
+        env.reset(seed=0)
+        _, reward, *_ = env.step("chop grass")
+        assert (reward > 0) is paid
 
 
 def test_paraphrased_goals_pay_with_the_real_embedder():

@@ -113,3 +113,19 @@ def test_env_reward_decides_whether_training_adds_the_env_reward(tmp_path, goal_
     config = load_config(EllmConfig, SMOKE, {"goal_source": goal_source, "env_reward": env_reward})
     method = EllmMethod(config, RunContext(tmp_path, lambda: pytest.fail("no LLM")))
     assert config.adds_env_reward is adds and method.env.keep_env_reward is adds
+
+
+def test_the_time_limit_is_stored_as_terminal_as_the_original(tmp_path):
+    from textagents.methods.core.config import load_config
+    from textagents.methods.core.method import RunContext
+    from textagents.methods.ellm.config import EllmConfig
+    from textagents.methods.ellm.method import EllmMethod
+
+    config = load_config(EllmConfig, SMOKE, {"frames_per_iteration": 401, "learning_starts": 10_000})
+    assert config.stored_terminal(False, True) and not load_config(
+        EllmConfig, SMOKE, {"time_limit_terminal": False}
+    ).stored_terminal(False, True)
+    method = EllmMethod(config, RunContext(tmp_path, lambda: pytest.fail("no LLM")))
+    method.train_iteration(1)
+    replay = method.agent.replay
+    assert replay.ends[: replay.count].any() and (replay.terminals == replay.ends).all()

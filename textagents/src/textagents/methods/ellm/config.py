@@ -20,7 +20,9 @@ class EllmConfig(MethodConfig):
     ``answer_parsing`` says: ``original`` or ``lenient``, see ``prompt.PARSING``), at similarity
     ``threshold``; ``env_reward`` (the original's ``env_spec.env_reward``) adds the env's own reward
     (achievement unlocks) to it: ``None`` adds it for ``none`` only (the task-reward reference), ``false``
-    with ``none`` is pretraining with no reward at all; ``goal_conditioned`` adds the goals' embedding to the
+    with ``none`` is pretraining with no reward at all; ``time_limit_terminal``: the episode's time limit (400
+    steps) ends it as a death does, with no bootstrap, as the original (``false``: bootstrap from it, the
+    textbook treatment of a truncation); ``goal_conditioned`` adds the goals' embedding to the
     agent's input. DQN: the paper's settings (``learning_rate``, ``n_steps``, ...). Evaluation:
     ``eval_episodes`` episodes at ``eval_epsilon``, counting achievements."""
 
@@ -32,6 +34,7 @@ class EllmConfig(MethodConfig):
     uniform_goals: int = 5
     threshold: float = 0.85
     env_reward: bool | None = None
+    time_limit_terminal: bool = True
     goal_conditioned: bool = False
     frames_per_iteration: int = 10_000
     learning_rate: float = 6.25e-5
@@ -49,6 +52,10 @@ class EllmConfig(MethodConfig):
     @property
     def adds_env_reward(self) -> bool:
         return self.goal_source == "none" if self.env_reward is None else self.env_reward
+
+    def stored_terminal(self, terminated: bool, truncated: bool) -> bool:
+        """Whether the agent learns from this transition as from an episode's end with no bootstrap."""
+        return terminated or (truncated and self.time_limit_terminal)
 
     def __post_init__(self) -> None:
         super().__post_init__()

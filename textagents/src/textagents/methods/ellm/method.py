@@ -129,7 +129,8 @@ class EllmMethod(Method):
                 quality.append(suggestion_quality(self.info["suggested_goals"], Caption.of(self.info), achieved))
             action = self.agent.act(frame, text)
             obs, reward, terminated, truncated, info = self.env.step(action)
-            self.agent.observe(frame, text, action, reward, obs["image"], self._text(obs), terminated, truncated)
+            terminal = self.config.stored_terminal(terminated, truncated)
+            self.agent.observe(frame, text, action, reward, obs["image"], self._text(obs), terminal, truncated)
             self.obs, self.info = obs, info
             self.intrinsic += info["intrinsic_reward"]
             if terminated or truncated:

@@ -2,7 +2,7 @@
 
 At each step where ``info["action_success"]`` holds, the embedding of ``info["player_action"]`` (what the
 agent did) is compared with the goals suggested at the previous step; when the best cosine similarity
-reaches ``threshold`` the reward is that similarity and the goal (and its alias: attack cow = eat cow,
+is above ``threshold`` the reward is that similarity and the goal (and its alias: attack cow = eat cow,
 place = make crafting table) counts as achieved for the episode, so it is not suggested again. The env's own
 reward is not added unless ``keep_env_reward`` (ELLM's pretraining uses the intrinsic reward alone).
 
@@ -40,6 +40,11 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 def goal_string(goals: Sequence[str]) -> str:
     """What a goal-conditioned policy reads: the original's "Your goal is: ..." sentence."""
     return "Your goal is: " + " ".join(g.lower().strip() for g in goals) + "."
+
+
+def pays(similarity: float, threshold: float) -> bool:
+    """The original's test (goal_wrapper.py:304): strictly above the threshold."""
+    return similarity > threshold
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -96,7 +101,7 @@ class EllmReward(gym.Wrapper):
         if info.get("action_success") and self.goals:
             similarity = cosine(self.embed([info["player_action"]])[0], self.embed(self.goals))
             best = int(np.argmax(similarity))
-            if similarity[best] >= self.threshold:
+            if pays(float(similarity[best]), self.threshold):
                 intrinsic = float(similarity[best])
                 self.achieved.add(self.goals[best])
                 if self.goals[best] in ALIASES:
