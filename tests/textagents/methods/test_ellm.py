@@ -101,8 +101,10 @@ def test_simple_oracle_follows_the_prerequisite_table():
 
 
 def test_uniform_goals_and_suggestion_quality():
-    goals = UniformGoals(count=3, seed=1).suggest(_caption("you see grass."))
-    assert len(set(goals)) == 3
+    names = ("chop tree", "mine stone", "sleep", "move left")
+    assert UniformGoals(names).suggest(_caption("you see grass.")) == list(names)  # the original: every name
+    goals = UniformGoals(names, count=3, seed=1).suggest(_caption("you see grass."))  # ours, an option
+    assert len(set(goals)) == 3 and set(goals) <= set(names)
     quality = suggestion_quality(["chop grass", "fly away", "attack cow"], _caption("you see grass."), {"attack cow"})
     assert quality == pytest.approx({"valid": 2 / 3, "achievable": 1 / 3, "novel": 2 / 3})
 
@@ -179,6 +181,15 @@ def test_a_similarity_equal_to_the_threshold_pays_nothing():
         env.reset(seed=0)
         _, reward, *_ = env.step("chop grass")
         assert (reward > 0) is paid
+
+
+def test_without_the_success_check_an_attempt_pays():
+    names = ("attack zombie", "chop grass")
+    for check, paid in ((True, 0.0), (False, 1.0)):
+        env = EllmReward(gym.make("Crafter-Text-ELLM-v0"), UniformGoals(names), _exact_embed, 0.99, False, False, check)
+        env.reset(seed=0)
+        _, reward, *_, info = env.step("attack zombie")  # no zombie: the action fails
+        assert not info["action_success"] and reward == pytest.approx(paid)
 
 
 def test_paraphrased_goals_pay_with_the_real_embedder():

@@ -129,3 +129,20 @@ def test_the_time_limit_is_stored_as_terminal_as_the_original(tmp_path):
     method.train_iteration(1)
     replay = method.agent.replay
     assert replay.ends[: replay.count].any() and (replay.terminals == replay.ends).all()
+
+
+@pytest.mark.parametrize(("options", "count", "checks"), [({}, None, False), ({"uniform_goals": 5}, 5, False)])
+def test_the_uniform_baseline_names_every_action_and_pays_attempts(tmp_path, options, count, checks):
+    from textagents.methods.core.config import load_config
+    from textagents.methods.core.method import RunContext
+    from textagents.methods.ellm.config import EllmConfig
+    from textagents.methods.ellm.method import EllmMethod
+    from textenvs.envs.crafter_text.ellm_rules import ELLM_ACTIONS
+
+    config = load_config(EllmConfig, SMOKE, {"goal_source": "uniform", **options})
+    method = EllmMethod(config, RunContext(tmp_path, lambda: pytest.fail("no LLM")))
+    assert method.source.names == ELLM_ACTIONS and method.source.count == count
+    assert method.env.check_action_success is checks
+    assert load_config(EllmConfig, SMOKE, {}).checks_action_success  # the oracle checks success
+    with pytest.raises(ValueError, match="uniform_goals must be >= 1 or null"):
+        load_config(EllmConfig, SMOKE, {"uniform_goals": 0})

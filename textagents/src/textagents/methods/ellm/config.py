@@ -18,20 +18,24 @@ class EllmConfig(MethodConfig):
     SimpleOracle; ``llm``: the run's model, with the prompt of ``prompt_source``: ``ours`` or the
     ``original``'s, downloaded, answers cut at ``llm_max_tokens``: the original's 200, read as
     ``answer_parsing`` says: ``original`` or ``lenient``, see ``prompt.PARSING``), at similarity
-    ``threshold``; ``env_reward`` (the original's ``env_spec.env_reward``) adds the env's own reward
-    (achievement unlocks) to it: ``None`` adds it for ``none`` only (the task-reward reference), ``false``
-    with ``none`` is pretraining with no reward at all; ``time_limit_terminal``: the episode's time limit (400
-    steps) ends it as a death does, with no bootstrap, as the original (``false``: bootstrap from it, the
-    textbook treatment of a truncation); ``goal_conditioned`` adds the goals' embedding to the
-    agent's input. DQN: the paper's settings (``learning_rate``, ``n_steps``, ...). Evaluation:
-    ``eval_episodes`` episodes at ``eval_epsilon``, counting achievements."""
+    ``threshold``. ``uniform``: every action name, as the original (``uniform_goals``: ours, that many drawn
+    at each step). ``check_action_success``: reward only an action that succeeded; ``None`` as the original,
+    off for ``uniform`` (an attempt pays) and on otherwise. ``env_reward`` (the original's
+    ``env_spec.env_reward``) adds the env's own reward (achievement unlocks) to it: ``None`` adds it for
+    ``none`` only (the task-reward reference), ``false`` with ``none`` is pretraining with no reward at all.
+    ``time_limit_terminal``: the episode's time limit (400 steps) ends it as a death does, with no
+    bootstrap, as the original (``false``: bootstrap from it, the textbook treatment of a truncation).
+    ``goal_conditioned`` adds the goals' embedding to the agent's input. DQN: the original's ``config.yaml``
+    (``learning_rate``, ``n_steps``, ...). Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``,
+    counting achievements."""
 
     env_id: str = "Crafter-Text-ELLM-v0"
     goal_source: str = "llm"
     prompt_source: str = "ours"
     answer_parsing: str = "original"
     llm_max_tokens: int = 200
-    uniform_goals: int = 5
+    uniform_goals: int | None = None
+    check_action_success: bool | None = None
     threshold: float = 0.85
     env_reward: bool | None = None
     time_limit_terminal: bool = True
@@ -50,6 +54,12 @@ class EllmConfig(MethodConfig):
     eval_epsilon: float = 0.05
 
     @property
+    def checks_action_success(self) -> bool:
+        if self.check_action_success is None:
+            return self.goal_source != "uniform"
+        return self.check_action_success
+
+    @property
     def adds_env_reward(self) -> bool:
         return self.goal_source == "none" if self.env_reward is None else self.env_reward
 
@@ -64,7 +74,6 @@ class EllmConfig(MethodConfig):
         self.require_choice("answer_parsing", PARSING)
         self.require_positive(
             "llm_max_tokens",
-            "uniform_goals",
             "frames_per_iteration",
             "n_steps",
             "batch_size",
@@ -74,6 +83,8 @@ class EllmConfig(MethodConfig):
             "epsilon_frames",
             "eval_episodes",
         )
+        if self.uniform_goals is not None and self.uniform_goals < 1:
+            raise ValueError(f"uniform_goals must be >= 1 or null (every action name), got {self.uniform_goals}")
         if not 0 < self.threshold <= 1 or not 0 <= self.eval_epsilon <= 1:
             raise ValueError(
                 f"threshold must be in (0, 1] and eval_epsilon in [0, 1], got {self.threshold}, {self.eval_epsilon}"

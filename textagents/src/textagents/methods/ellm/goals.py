@@ -73,18 +73,20 @@ class NoGoals:
 
 
 class UniformGoals:
-    """``count`` goals drawn uniformly from ``ALL_GOALS`` (every goal when ``count`` is None)."""
+    """The original's "uniform" baseline (``BaselineModel``, lm.py:163-183): every name of ``names`` (the
+    env's action names, verb x noun) at every step; the reward wrapper drops those achieved (novelty).
+    ``count``: ours, that many names drawn uniformly at each step instead."""
 
     name = "uniform"
 
-    def __init__(self, count: int | None = None, seed: int = 0):
-        self.count = count
+    def __init__(self, names: Sequence[str], count: int | None = None, seed: int = 0):
+        self.names, self.count = tuple(names), count
         self.rng = np.random.default_rng(seed)
 
     def suggest(self, caption: Caption) -> list[str]:
-        if self.count is None or self.count >= len(ALL_GOALS):
-            return list(ALL_GOALS)
-        return [ALL_GOALS[i] for i in self.rng.choice(len(ALL_GOALS), size=self.count, replace=False)]
+        if self.count is None or self.count >= len(self.names):
+            return list(self.names)
+        return [self.names[i] for i in self.rng.choice(len(self.names), size=self.count, replace=False)]
 
 
 class SimpleOracle:

@@ -93,7 +93,10 @@ class EllmMethod(Method):
         if self.config.goal_source == "oracle":
             return SimpleOracle()
         if self.config.goal_source == "uniform":
-            return UniformGoals(self.config.uniform_goals, seed=self.config.seed)
+            probe = gym.make(self.config.env_id)
+            names = probe.unwrapped.vocabulary.commands
+            probe.close()
+            return UniformGoals(names, self.config.uniform_goals, seed=self.config.seed)
         return NoGoals()
 
     def _env(self, keep_env_reward: bool) -> EllmReward:
@@ -105,6 +108,7 @@ class EllmMethod(Method):
             threshold=self.config.threshold,
             keep_env_reward=keep_env_reward,
             goal_observation=self.config.goal_conditioned,
+            check_action_success=self.config.checks_action_success,
         )
 
     def _text(self, obs: dict[str, Any]) -> np.ndarray:

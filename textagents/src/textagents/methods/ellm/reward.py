@@ -1,6 +1,7 @@
 """ELLM's intrinsic reward as a Gymnasium wrapper, usable with any agent on ``Crafter-Text-ELLM-v0``.
 
-At each step where ``info["action_success"]`` holds, the embedding of ``info["player_action"]`` (what the
+At each step where ``info["action_success"]`` holds (at every step with ``check_action_success=False``, the
+original's uniform baseline, where an attempt pays), the embedding of ``info["player_action"]`` (what the
 agent did) is compared with the goals suggested at the previous step; when the best cosine similarity
 is above ``threshold`` the reward is that similarity and the goal (and its alias: attack cow = eat cow,
 place = make crafting table) counts as achieved for the episode, so it is not suggested again. The env's own
@@ -61,12 +62,14 @@ class EllmReward(gym.Wrapper):
         threshold: float = DEFAULT_THRESHOLD,
         keep_env_reward: bool = False,
         goal_observation: bool = False,
+        check_action_success: bool = True,
     ):
         super().__init__(env)
         if not 0 < threshold <= 1:
             raise ValueError(f"threshold must be in (0, 1], got {threshold}")
         self.source, self.embed, self.threshold = source, embed, threshold
         self.keep_env_reward, self.goal_observation = keep_env_reward, goal_observation
+        self.check_action_success = check_action_success
         self.goals: list[str] = []
         self.achieved: set[str] = set()
         if goal_observation:
@@ -98,7 +101,7 @@ class EllmReward(gym.Wrapper):
     def step(self, action: Any):
         obs, env_reward, terminated, truncated, info = self.env.step(action)
         intrinsic = 0.0
-        if info.get("action_success") and self.goals:
+        if (info.get("action_success") or not self.check_action_success) and self.goals:
             similarity = cosine(self.embed([info["player_action"]])[0], self.embed(self.goals))
             best = int(np.argmax(similarity))
             if pays(float(similarity[best]), self.threshold):
