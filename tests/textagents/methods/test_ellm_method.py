@@ -41,7 +41,7 @@ def test_a_time_limit_ends_the_sum_but_bootstraps():
 
 def test_the_double_dqn_loss_matches_a_hand_computation():
     torch.manual_seed(0)
-    online, target = DuelingQNetwork(2, 4), DuelingQNetwork(2, 4)
+    online, target = DuelingQNetwork(2, 4, 32, 1, (64, 64, 3)), DuelingQNetwork(2, 4, 32, 1, (64, 64, 3))
     frames = torch.randint(0, 255, (3, 64, 64, 3), dtype=torch.uint8)
     texts, next_texts = torch.randn(3, 2), torch.randn(3, 2)
     batch = {
@@ -146,3 +146,50 @@ def test_the_uniform_baseline_names_every_action_and_pays_attempts(tmp_path, opt
     assert load_config(EllmConfig, SMOKE, {}).checks_action_success  # the oracle checks success
     with pytest.raises(ValueError, match="uniform_goals must be >= 1 or null"):
         load_config(EllmConfig, SMOKE, {"uniform_goals": 0})
+
+
+def test_paper_yaml_and_the_defaults_are_the_originals_dqn(tmp_path):
+    """config.yaml @ e068cf4: batch 64, eps 1 -> 0.01 over 1M, eval eps 0.001, replay = 5M frames, seed frames
+    5000, target every 8000, Adam with its default eps and no clipping, frame_stack 4, hidden_dim 512."""
+    from textagents.methods.core.config import load_config
+    from textagents.methods.ellm.config import EllmConfig
+
+    paper = load_config(EllmConfig, SMOKE.with_name("paper.yaml"))
+    for config in (paper, EllmConfig()):
+        assert (config.batch_size, config.epsilon_end, config.epsilon_frames, config.eval_epsilon) == (
+            64,
+            0.01,
+            1_000_000,
+            0.001,
+        )
+        assert (config.buffer_size, config.learning_starts, config.target_update_every) == (5_000_000, 5000, 8000)
+        assert (config.adam_eps, config.max_grad_norm, config.frame_shape) == (1e-8, None, (84, 84, 4))
+        assert (config.hidden, config.head_layers, config.time_limit_terminal) == (512, 2, True)
+    assert paper.frames_per_iteration * paper.iterations == 5_000_000 and paper.eval_episodes == 10
+
+
+def test_the_network_and_optimizer_are_the_originals(tmp_path):
+    from textagents.methods.core.config import load_config
+    from textagents.methods.core.method import RunContext
+    from textagents.methods.ellm.config import EllmConfig
+    from textagents.methods.ellm.method import EllmMethod
+
+    config = load_config(EllmConfig, SMOKE, {"buffer_size": 10})
+    method = EllmMethod(config, RunContext(tmp_path, lambda: pytest.fail("no LLM")))
+    net = method.agent.online
+    assert net.conv[0].in_channels == 4
+    linears = [m for m in net.advantage if isinstance(m, torch.nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in linears[1:]] == [(512, 512), (512, 27)]
+    assert linears[0].out_features == 512 and net.value[-1].out_features == 1
+    group = method.agent.optimizer.param_groups[0]
+    assert group["eps"] == 1e-8 and group["lr"] == 6.25e-5
+    assert method.agent.replay.frames.shape == (10, 84, 84, 4)
+    method._start_episode()
+    assert method.stacked.shape == (84, 84, 4) and (method.stacked == method.stacked[..., :1]).all()
+    image = method.obs["image"]
+    assert image.shape == (84, 84, 3)
+    np.testing.assert_array_equal(method.stacked[..., 0], image.mean(-1).astype(np.uint8))
+    rgb = load_config(EllmConfig, SMOKE, {"greyscale": False, "frame_stack": 1, "frame_size": 64, "head_layers": 1})
+    assert rgb.frame_shape == (64, 64, 3)
+    with pytest.raises(ValueError, match="head_layers must be >= 0"):
+        load_config(EllmConfig, SMOKE, {"head_layers": -1})

@@ -26,7 +26,8 @@ class EllmConfig(MethodConfig):
     ``time_limit_terminal``: the episode's time limit (400 steps) ends it as a death does, with no
     bootstrap, as the original (``false``: bootstrap from it, the textbook treatment of a truncation).
     ``goal_conditioned`` adds the goals' embedding to the agent's input. DQN: the original's ``config.yaml``
-    (``learning_rate``, ``n_steps``, ...). Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``,
+    (``learning_rate``, ``n_steps``, ..., ``frame_size`` 84, ``greyscale``, ``frame_stack`` 4, heads of
+    ``head_layers`` hidden layers of ``hidden`` units). Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``,
     counting achievements."""
 
     env_id: str = "Crafter-Text-ELLM-v0"
@@ -44,14 +45,27 @@ class EllmConfig(MethodConfig):
     learning_rate: float = 6.25e-5
     gamma: float = 0.99
     n_steps: int = 3
-    batch_size: int = 32
-    buffer_size: int = 100_000
-    learning_starts: int = 1_000
+    batch_size: int = 64
+    buffer_size: int = 5_000_000
+    learning_starts: int = 5_000
     train_every: int = 4
-    target_update_every: int = 2_000
-    epsilon_frames: int = 100_000
+    target_update_every: int = 8_000
+    epsilon_end: float = 0.01
+    epsilon_frames: int = 1_000_000
+    adam_eps: float = 1e-8
+    max_grad_norm: float | None = None
+    frame_size: int = 84
+    greyscale: bool = True
+    frame_stack: int = 4
+    hidden: int = 512
+    head_layers: int = 2
     eval_episodes: int = 10
-    eval_epsilon: float = 0.05
+    eval_epsilon: float = 0.001
+
+    @property
+    def frame_shape(self) -> tuple[int, int, int]:
+        """What the network sees: ``frame_stack`` frames of ``frame_size`` pixels, greyscale or RGB."""
+        return (self.frame_size, self.frame_size, self.frame_stack * (1 if self.greyscale else 3))
 
     @property
     def checks_action_success(self) -> bool:
@@ -81,10 +95,17 @@ class EllmConfig(MethodConfig):
             "train_every",
             "target_update_every",
             "epsilon_frames",
+            "frame_size",
+            "frame_stack",
+            "hidden",
             "eval_episodes",
         )
         if self.uniform_goals is not None and self.uniform_goals < 1:
             raise ValueError(f"uniform_goals must be >= 1 or null (every action name), got {self.uniform_goals}")
+        if self.head_layers < 0 or (self.max_grad_norm is not None and self.max_grad_norm <= 0):
+            raise ValueError(
+                f"head_layers must be >= 0 and max_grad_norm > 0 or null, got {self.head_layers}, {self.max_grad_norm}"
+            )
         if not 0 < self.threshold <= 1 or not 0 <= self.eval_epsilon <= 1:
             raise ValueError(
                 f"threshold must be in (0, 1] and eval_epsilon in [0, 1], got {self.threshold}, {self.eval_epsilon}"

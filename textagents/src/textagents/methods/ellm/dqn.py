@@ -8,6 +8,7 @@ n-step returns computed at sampling time (never across an episode's end), and th
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,29 +19,49 @@ from torch import nn
 
 @dataclass(frozen=True)
 class DQNSettings:
-    """The paper's: lr 6.25e-5, 3-step returns, Double DQN, dueling heads; the rest as Rainbow-style DQN."""
+    """The original's ``config.yaml``: lr 6.25e-5, 3-step returns, batch 64, replay 5M, learning from frame
+    5,000, an update every 4 frames, the target copied every 8,000, ε 1 → 0.01 over 1M frames, Adam's
+    default eps (1e-8) and no gradient clipping (``max_grad_norm=None``)."""
 
     learning_rate: float = 6.25e-5
     gamma: float = 0.99
     n_steps: int = 3
-    batch_size: int = 32
-    buffer_size: int = 100_000
-    learning_starts: int = 1_000
+    batch_size: int = 64
+    buffer_size: int = 5_000_000
+    learning_starts: int = 5_000
     train_every: int = 4
-    target_update_every: int = 2_000
+    target_update_every: int = 8_000
     epsilon_start: float = 1.0
-    epsilon_end: float = 0.05
-    epsilon_frames: int = 100_000
-    max_grad_norm: float = 10.0
+    epsilon_end: float = 0.01
+    epsilon_frames: int = 1_000_000
+    adam_eps: float = 1e-8
+    max_grad_norm: float | None = None
+
+
+def _head(features: int, hidden: int, layers: int, out: int) -> nn.Sequential:
+    """``layers`` hidden layers of ``hidden`` units with ReLUs, then ``out`` outputs."""
+    sizes = [features] + [hidden] * layers
+    parts: list[nn.Module] = []
+    for a, b in itertools.pairwise(sizes):
+        parts += [nn.Linear(a, b), nn.ReLU()]
+    return nn.Sequential(*parts, nn.Linear(sizes[-1], out))
 
 
 class DuelingQNetwork(nn.Module):
-    """A conv encoder of the 64x64 frame, a linear encoder of the text vector, dueling value/advantage."""
+    """A conv encoder of the (stacked) frames, a linear encoder of the text vector, dueling value/advantage
+    heads of ``head_layers`` hidden layers of ``hidden`` units (the original's: 2 of 512)."""
 
-    def __init__(self, text_size: int, actions: int, hidden: int = 256):
+    def __init__(
+        self,
+        text_size: int,
+        actions: int,
+        hidden: int = 512,
+        head_layers: int = 2,
+        frame_shape: tuple[int, int, int] = (84, 84, 4),
+    ):
         super().__init__()
         self.conv = nn.Sequential(
-            nn.Conv2d(3, 32, 8, stride=4),
+            nn.Conv2d(frame_shape[2], 32, 8, stride=4),
             nn.ReLU(),
             nn.Conv2d(32, 64, 4, stride=2),
             nn.ReLU(),
@@ -48,10 +69,12 @@ class DuelingQNetwork(nn.Module):
             nn.ReLU(),
             nn.Flatten(),
         )
+        with torch.no_grad():
+            conv_size = self.conv(torch.zeros(1, frame_shape[2], *frame_shape[:2])).shape[-1]
         self.text = nn.Sequential(nn.Linear(text_size, 128), nn.ReLU())
-        features = 64 * 4 * 4 + 128
-        self.value = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-        self.advantage = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, actions))
+        features = conv_size + 128
+        self.value = _head(features, hidden, head_layers, 1)
+        self.advantage = _head(features, hidden, head_layers, actions)
 
     def forward(self, frames: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
         pixels = frames.permute(0, 3, 1, 2).float() / 255.0
@@ -126,14 +149,23 @@ def double_dqn_loss(online: nn.Module, target: nn.Module, batch: dict[str, torch
 class DQNAgent:
     """ε-greedy acting, replay, Double-DQN updates every ``train_every`` frames, target copies."""
 
-    def __init__(self, text_size: int, actions: int, settings: DQNSettings, seed: int = 0):
+    def __init__(
+        self,
+        text_size: int,
+        actions: int,
+        settings: DQNSettings,
+        seed: int = 0,
+        frame_shape: tuple[int, int, int] = (84, 84, 4),
+        hidden: int = 512,
+        head_layers: int = 2,
+    ):
         torch.manual_seed(seed)
         self.settings, self.actions = settings, actions
-        self.online = DuelingQNetwork(text_size, actions)
-        self.target = DuelingQNetwork(text_size, actions)
+        self.online = DuelingQNetwork(text_size, actions, hidden, head_layers, frame_shape)
+        self.target = DuelingQNetwork(text_size, actions, hidden, head_layers, frame_shape)
         self.target.load_state_dict(self.online.state_dict())
-        self.optimizer = torch.optim.Adam(self.online.parameters(), lr=settings.learning_rate, eps=1.5e-4)
-        self.replay = NStepReplay(settings.buffer_size, text_size)
+        self.optimizer = torch.optim.Adam(self.online.parameters(), lr=settings.learning_rate, eps=settings.adam_eps)
+        self.replay = NStepReplay(settings.buffer_size, text_size, frame_shape)
         self.rng = np.random.default_rng(seed)
         self.frames = 0
         self.losses: list[float] = []
@@ -161,7 +193,8 @@ class DQNAgent:
             loss = double_dqn_loss(self.online, self.target, batch)
             self.optimizer.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(self.online.parameters(), s.max_grad_norm)
+            if s.max_grad_norm is not None:
+                nn.utils.clip_grad_norm_(self.online.parameters(), s.max_grad_norm)
             self.optimizer.step()
             self.losses.append(float(loss.detach()))
         if self.frames % s.target_update_every == 0:

@@ -10,6 +10,7 @@ counters; the replay buffer is not kept (a resumed run refills it, so it is not 
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import gymnasium as gym
@@ -64,9 +65,15 @@ class EllmMethod(Method):
             learning_starts=config.learning_starts,
             train_every=config.train_every,
             target_update_every=config.target_update_every,
+            epsilon_end=config.epsilon_end,
             epsilon_frames=config.epsilon_frames,
+            adam_eps=config.adam_eps,
+            max_grad_norm=config.max_grad_norm,
         )
-        self.agent = DQNAgent(text_size, actions, settings, seed=config.seed)
+        self.agent = DQNAgent(
+            text_size, actions, settings, config.seed, config.frame_shape, config.hidden, config.head_layers
+        )
+        self.frames: deque[np.ndarray] = deque(maxlen=config.frame_stack)
         self.episodes = 0
 
     @property
@@ -100,7 +107,9 @@ class EllmMethod(Method):
         return NoGoals()
 
     def _env(self, keep_env_reward: bool) -> EllmReward:
-        env = gym.make(self.config.env_id, obs_mode="text+pixels", action_mode="discrete")
+        env = gym.make(
+            self.config.env_id, obs_mode="text+pixels", action_mode="discrete", image_size=self.config.frame_size
+        )
         return EllmReward(
             env,
             self.source,
@@ -117,8 +126,21 @@ class EllmMethod(Method):
             parts.append(obs["goals"])
         return np.concatenate(parts).astype(np.float32)
 
+    def _frame(self, image: np.ndarray) -> np.ndarray:
+        """The original's greyscale: the channels' mean, truncated to uint8 (crafter_env.py:94-102)."""
+        return image.mean(-1, keepdims=True).astype(np.uint8) if self.config.greyscale else image
+
+    def _stacked(self, image: np.ndarray, frames: deque[np.ndarray], first: bool = False) -> np.ndarray:
+        """The last ``frame_stack`` frames along the channels; an episode's first frame fills the stack, as
+        the original's replay repeats it (replay_buffer.py:196-198)."""
+        frame = self._frame(image)
+        for _ in range(frames.maxlen if first else 1):
+            frames.append(frame)
+        return np.concatenate(frames, axis=-1)
+
     def _start_episode(self) -> None:
         self.obs, info = self.env.reset(seed=self.config.seed * 100_003 + self.episodes)
+        self.stacked = self._stacked(self.obs["image"], self.frames, first=True)
         self.info, self.intrinsic = info, 0.0
 
     # ------------------------------------------------------------------ training
@@ -127,14 +149,15 @@ class EllmMethod(Method):
             self._start_episode()
         finished, intrinsic, quality = [], [], []
         for _ in range(self.config.frames_per_iteration):
-            frame, text = self.obs["image"], self._text(self.obs)
+            frame, text = self.stacked, self._text(self.obs)
             if self.info["suggested_goals"]:
                 achieved = set(self.info["achieved_goals"])
                 quality.append(suggestion_quality(self.info["suggested_goals"], Caption.of(self.info), achieved))
             action = self.agent.act(frame, text)
             obs, reward, terminated, truncated, info = self.env.step(action)
             terminal = self.config.stored_terminal(terminated, truncated)
-            self.agent.observe(frame, text, action, reward, obs["image"], self._text(obs), terminal, truncated)
+            self.stacked = self._stacked(obs["image"], self.frames)
+            self.agent.observe(frame, text, action, reward, self.stacked, self._text(obs), terminal, truncated)
             self.obs, self.info = obs, info
             self.intrinsic += info["intrinsic_reward"]
             if terminated or truncated:
@@ -169,10 +192,12 @@ class EllmMethod(Method):
         episodes = []
         for index in range(self.config.eval_episodes):
             obs, info = env.reset(seed=EVAL_SEED_OFFSET + index)
-            done = False
+            frames: deque[np.ndarray] = deque(maxlen=self.config.frame_stack)
+            stacked, done = self._stacked(obs["image"], frames, first=True), False
             while not done:
-                action = self.agent.act(obs["image"], self._text(obs), epsilon=self.config.eval_epsilon)
+                action = self.agent.act(stacked, self._text(obs), epsilon=self.config.eval_epsilon)
                 obs, _, terminated, truncated, info = env.step(action)
+                stacked = self._stacked(obs["image"], frames)
                 done = terminated or truncated
             episodes.append(info["achievements"])
         env.close()
