@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from textagents.llm.lamorel import Caller, LLMSpec
 from textagents.llm.transformers_backend import ValueHead
@@ -284,6 +285,8 @@ def test_a_glam_run_without_a_local_model_is_a_user_error(tmp_path, capsys, flag
     """Exit status 2 and one `error:` line, as docs/methods/index.md promises (was 1 and a RuntimeError)."""
     from textagents.cli import main
 
-    assert main(["method", "run", "glam", str(SMOKE), "--out", str(tmp_path / "run"), "--no-progress", *flags]) == 2
+    config = tmp_path / "no-model.yaml"  # the smoke config names a tiny model
+    config.write_text(yaml.safe_dump({k: v for k, v in yaml.safe_load(SMOKE.read_text()).items() if k != "model"}))
+    assert main(["method", "run", "glam", str(config), "--out", str(tmp_path / "run"), "--no-progress", *flags]) == 2
     err = capsys.readouterr().err
     assert message in err and "RuntimeError" not in err and len(err.strip().splitlines()) == 1, err
