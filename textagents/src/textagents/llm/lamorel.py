@@ -78,12 +78,15 @@ class Updater(ABC):
 class LLMSpec:
     """How every process builds the same LLM: ``model`` (path or downloaded name), ``module_functions``,
     ``lora_r`` (0: full fine-tuning), ``pretrained`` (False: the same architecture with fresh random weights,
-    GLAM's NPAE baseline), ``seed``, and options for ``TransformersBackend`` (``batch_size`` ...)."""
+    GLAM's NPAE baseline), ``load_embedding`` (with ``pretrained`` False: copy the pretrained embedding
+    weights into the fresh model, as GLAM's NPAE runs did), ``seed``, and options for ``TransformersBackend``
+    (``batch_size`` ...)."""
 
     model: str
     module_functions: Mapping[str, ModuleFactory]
     lora_r: int = 0
     pretrained: bool = True
+    load_embedding: bool = False
     seed: int = 0
     backend_options: Mapping[str, Any] | None = None
 
@@ -93,7 +96,10 @@ class LLMSpec:
         torch.manual_seed(self.seed)
         backend = TransformersBackend(self.model, **dict(self.backend_options or {}))
         if not self.pretrained:
-            backend.model = _fresh_like(backend.model).eval()
+            fresh = _fresh_like(backend.model)
+            if self.load_embedding:
+                fresh.load_state_dict(embedding_state(backend.model), strict=False)
+            backend.model = fresh.eval()
         hidden = backend.model.config.get_text_config().hidden_size
         torch.manual_seed(self.seed + 1)
         backend.module_functions = nn.ModuleDict({k: f(hidden) for k, f in self.module_functions.items()})
@@ -112,6 +118,18 @@ def _fresh_like(model: nn.Module) -> nn.Module:
 
     loader = AutoModelForSeq2SeqLM if model.config.is_encoder_decoder else AutoModelForCausalLM
     return loader.from_config(model.config)
+
+
+def embedding_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The weights GLAM's NPAE loads from the pretrained model: those whose names contain "embed" or "shared"
+    (the original's filter; with tied weights, what shares them follows), plus the input embedding's when
+    named otherwise (GPT-2's ``wte``, which that filter misses)."""
+    embedding = model.get_input_embeddings().weight.data_ptr()
+    return {
+        name: value
+        for name, value in model.state_dict().items()
+        if "embed" in name or "shared" in name or value.data_ptr() == embedding
+    }
 
 
 class Caller:

@@ -66,6 +66,8 @@ class TransformersBackend:
         batch_size: contexts per forward pass in ``score`` and prompts per ``generate`` batch.
         max_batch_tokens: padded context tokens per ``score`` forward pass (contexts are batched by length).
         score_mode: ``"logprob"`` (lamorel's semantics) or ``"legacy_logits"`` (sum of raw logits).
+        candidate_special_tokens: tokenize candidates with the tokenizer's special tokens (T5's appends
+            ``</s>``, which is then scored), as the paper-era lamorel did; default: without (lamorel now).
         module_functions: name -> ``nn.Module`` called on a ``CandidateForward`` (e.g. ``ValueHead``),
             lamorel's custom module functions; run them with ``forward_candidates``.
         device, dtype: where and how the model runs.
@@ -79,6 +81,7 @@ class TransformersBackend:
         batch_size: int = 16,
         max_batch_tokens: int = 4096,
         score_mode: str = "logprob",
+        candidate_special_tokens: bool = False,
         module_functions: Mapping[str, nn.Module] | None = None,
         device: str = "cpu",
         dtype: torch.dtype | None = None,
@@ -102,6 +105,7 @@ class TransformersBackend:
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
         self.score_mode = score_mode
+        self.candidate_special_tokens = candidate_special_tokens
         self.module_functions = nn.ModuleDict(dict(module_functions or {})).to(device)
         self.model_name = model_name or known_name(model_path) or Path(str(model_path)).name
         self.usage = TokenUsage()
@@ -179,7 +183,7 @@ class TransformersBackend:
     ) -> CandidateForward:
         start = time.perf_counter()
         rows = torch.tensor([i for i, options in enumerate(candidates) for _ in options], dtype=torch.long)
-        candidate_ids = [self.encode(c, special_tokens=False) for options in candidates for c in options]
+        candidate_ids = [self.encode(c, self.candidate_special_tokens) for options in candidates for c in options]
         cand, cand_mask = self._pad(candidate_ids, left=False)
         rows = rows.to(self.device)
         forward = self._seq2seq_candidates if self.seq2seq else self._causal_candidates

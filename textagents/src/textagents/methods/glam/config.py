@@ -27,7 +27,11 @@ class GlamConfig(MethodConfig):
     logits; ``logprob``: softmax over summed log-probs, what the CPU results used); PPO trains on
     ``reward_scale``·r when r > 0, else 0 (the original: 20); ``npae_policy`` ``action_head`` (the
     original's MLP from the hidden state to the six actions' logits) or ``lm_scores`` (NPAE scored by its
-    random LM head with ``scoring``, what the CPU results used).
+    random LM head with ``scoring``, what the CPU results used); ``npae_load_embedding`` (NPAE's fresh model
+    gets the pretrained embedding weights, as the original's NPAE runs; false: every weight fresh);
+    ``candidate_special_tokens`` (tokenize the commands with the tokenizer's special tokens, so a seq2seq
+    model's appended ``</s>`` is scored; null: as the scoring's original, true for ``paper`` (lamorel
+    ``d76c7c2``), false for ``pinned`` and ``logprob`` (lamorel ``dce6f0d``)).
 
     Evaluation: ``eval_episodes`` on ``env_id`` and ``test_eval_episodes`` (default: ``eval_episodes``) on
     each of ``test_env_ids`` (unseen objects), success = return > 0; the test levels, whose long episodes
@@ -46,6 +50,8 @@ class GlamConfig(MethodConfig):
     scoring: str = "paper"
     reward_scale: float = 20.0
     npae_policy: str = "action_head"
+    npae_load_embedding: bool = True
+    candidate_special_tokens: bool | None = None
     gamma: float = 0.99
     gae_lambda: float = 0.99
     clip: float = 0.2

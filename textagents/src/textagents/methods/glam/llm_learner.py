@@ -52,13 +52,19 @@ def llm_spec(config: GlamConfig, model: str) -> LLMSpec:
     else:
         policy = functools.partial(CommandScores, scoring=config.scoring)
     raw_logits = config.scoring == "pinned" and policy.func is CommandScores
+    special_tokens = config.candidate_special_tokens
+    options = {
+        "score_mode": "legacy_logits" if raw_logits else "logprob",
+        "candidate_special_tokens": config.scoring == "paper" if special_tokens is None else special_tokens,
+    }
     return LLMSpec(
         model=model,
         module_functions={POLICY: policy, VALUE: functools.partial(ValueHead, width=config.value_head_width)},
         lora_r=config.lora_r,
         pretrained=config.agent == "glam",
+        load_embedding=config.agent == "npae" and config.npae_load_embedding,
         seed=config.seed,
-        backend_options={"score_mode": "legacy_logits"} if raw_logits else None,
+        backend_options=options,
     )
 
 
