@@ -1,15 +1,20 @@
 """BK-Pref: the rank parser, the Bradley-Terry loss against a hand computation (with the original's label
 smoothing), training steps that lower it, the scorer as a potential, the labels' agreement with the env's
-progress signal on scripted labels, and the original preference and goal prompts from verified copies."""
+progress signal on scripted labels, the original preference and goal prompts from verified copies, and
+the windows of ``pref_window`` steps (labelling, the scorer's input, Φ's rolling window against the original's,
+golden: ``benchmarks/methods/bk/golden/make_golden.py``) with ``pref_window: 1`` as the single snippet."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import math
+from pathlib import Path
 
+import gymnasium as gym
 import pytest
 import torch
+from gymnasium import spaces
 
 from tests.textagents.methods.scripted_llm import Scripted
 from textagents.methods.bk.config import BKConfig
@@ -20,6 +25,7 @@ from textagents.methods.bk.pref_model import (
     bradley_terry_loss,
     build_vocabulary,
     encode,
+    encode_windows,
     train_scorer,
 )
 from textagents.methods.bk.pref_potential import PrefKnowledge, PrefPotential, agreement, env_preference
@@ -27,12 +33,17 @@ from textagents.methods.bk.pref_prompt import (
     A_BETTER,
     B_BETTER,
     EQUAL,
+    SNIPPET_ONE_STEP,
+    SNIPPET_STEPS,
     SYSTEM,
     label_pairs,
     parse_preference,
     snippet_text,
+    step_snippet,
+    window_text,
 )
-from textagents.methods.bk.samples import Step, random_steps
+from textagents.methods.bk.samples import Step, random_steps, random_windows
+from textagents.methods.bk.shaping import PreActionPotential
 from textagents.methods.core.original_prompts import PROMPT_ASSETS
 from textenvs.data.assets import Asset
 from textenvs.envs.babyai_text.env import COMMANDS
@@ -149,7 +160,7 @@ def test_the_env_prefers_the_snippet_nearer_the_target_and_agreement_counts_deci
 
 
 def test_label_agreement_on_scripted_labels(tmp_path):
-    config = BKConfig(shaping="pref", pref_pairs=12, pref_epochs=2, pref_layers=1, pref_width=16, seed=3)
+    config = BKConfig(shaping="pref", pref_pairs=12, pref_epochs=2, pref_layers=1, pref_width=16, seed=3, pref_window=1)
     steps = random_steps(config.env_id, 2 * config.pref_pairs, config.seed)
     truth = [env_preference(a, b) for a, b in zip(steps[:12], steps[12:], strict=True)]
     assert sum(t is not None for t in truth) >= 4, "the sampled pairs should mostly differ in distance"
@@ -172,6 +183,7 @@ def test_label_agreement_on_scripted_labels(tmp_path):
     assert metrics["pref/label_agreement"] == pytest.approx(sum(expected) / len(expected))
     assert metrics["pref_trained"] == 1.0 and 0.0 <= metrics["pref/scorer_agreement"] <= 1.0
     assert backend.asked[0][0]["content"].startswith(SYSTEM.split("{environment}")[0])
+    assert SNIPPET_ONE_STEP in backend.asked[0][0]["content"]
     rows = [json.loads(line) for line in (tmp_path / "preferences.jsonl").read_text().splitlines()]
     assert [row["env_preference"] for row in rows] == truth
 
@@ -183,7 +195,14 @@ def test_label_agreement_on_scripted_labels(tmp_path):
 
 def test_the_env_labeller_labels_by_the_envs_progress_without_asking_the_llm(tmp_path):
     config = BKConfig(
-        shaping="pref", pref_labeller="env", pref_pairs=24, pref_epochs=30, pref_layers=1, pref_width=16, seed=3
+        shaping="pref",
+        pref_labeller="env",
+        pref_pairs=24,
+        pref_epochs=30,
+        pref_layers=1,
+        pref_width=16,
+        seed=3,
+        pref_window=1,
     )
     knowledge = PrefKnowledge(config, tmp_path, lambda: pytest.fail("the env labeller asks no LLM"))
     metrics = knowledge.label()
@@ -191,6 +210,9 @@ def test_the_env_labeller_labels_by_the_envs_progress_without_asking_the_llm(tmp
     truth = [env_preference(a, b) for a, b in zip(steps[:24], steps[24:], strict=True)]
     rows = [json.loads(line) for line in (tmp_path / "preferences.jsonl").read_text().splitlines()]
     assert [row["label"] for row in rows] == [EQUAL if t is None else t for t in truth]
+    assert [(row["a"], row["b"]) for row in rows] == [
+        (step_snippet(a), step_snippet(b)) for a, b in zip(steps[:24], steps[24:], strict=True)
+    ]
     assert metrics["pref/label_agreement"] == 1.0 and metrics["pref/unparsed"] == 0
     assert metrics["pref_trained"] == 1.0 and metrics["pref/scorer_agreement"] > 0.5
 
@@ -239,3 +261,126 @@ def test_the_original_goal_and_preference_prompts_come_from_verified_copies(tmp_
     assert backend.asked[1][2]["content"] == (
         f"Observations:\n{describe_steps(step.mission, [step])}\n\nList:\n- ...\n"
     )
+
+
+# ---------------------------------------------------------------- windows (pref_window)
+WINDOW_GOLDEN = json.loads((Path(__file__).parent / "golden" / "bk_pref_window.json").read_text())
+#: The golden stream's symbols as commands: the action taken from observation [e, k] is "act e k".
+SYMBOL_COMMANDS = [f"act {e} {k}" for e in range(4) for k in range(WINDOW_GOLDEN["steps"])]
+
+
+class SymbolStream(gym.Env):
+    """Env ``index`` of the golden window stream: the observation at step k of episode e reads "obs e k";
+    episodes end where the golden ``ends`` say."""
+
+    observation_space = spaces.Dict({"text": spaces.Text(64), "mission": spaces.Text(64)})
+    action_space = spaces.Discrete(len(SYMBOL_COMMANDS))
+
+    def __init__(self, index: int):
+        self.ends = {step for step, env in WINDOW_GOLDEN["ends"] if env == index}
+        self.t, self.episode, self.k = 0, 0, 0
+
+    def obs(self) -> dict[str, str]:
+        return {"mission": "m", "text": f"obs {self.episode} {self.k}"}
+
+    def reset(self, *, seed=None, options=None):
+        return self.obs(), {}
+
+    def step(self, action):
+        done = self.t in self.ends
+        self.t += 1
+        self.episode, self.k = (self.episode + 1, 0) if done else (self.episode, self.k + 1)
+        return self.obs(), 0.0, done, False, {}
+
+
+def _symbols(snippet: str) -> tuple[list[int] | None, list[int]]:
+    """(the action's [e, k] or None, the observation's [e, k]) of a snippet of the symbol stream."""
+    lines = snippet.splitlines()
+    action = lines[1].removeprefix("Action: ")
+    seen = [int(x) for x in lines[3].split()[1:]]
+    return (None if action.startswith("none") else [int(x) for x in action.split()[1:]]), seen
+
+
+def test_phis_window_rolls_per_episode_and_pads_with_its_first_step_as_the_originals():
+    horizon = WINDOW_GOLDEN["horizon"]
+    scorer = SnippetScorer(3, width=8, layers=1, max_tokens=4 * horizon)
+    for index in range(WINDOW_GOLDEN["envs"]):
+        potential = PrefPotential(scorer, ["act", "obs", "m"], 4, SYMBOL_COMMANDS, window=horizon)
+        windows: list[tuple[str, ...]] = []
+        potential.score = lambda window, seen=windows: seen.append(window) or 0.0
+        env = PreActionPotential(SymbolStream(index), potential, history=horizon - 1)
+        obs, _ = env.reset()
+        for _ in range(WINDOW_GOLDEN["steps"]):
+            e, k = (int(x) for x in obs["text"].split()[1:])
+            obs, _, terminated, _, _ = env.step(SYMBOL_COMMANDS.index(f"act {e} {k}"))
+            if terminated:
+                obs, _ = env.reset()
+        for t, window in enumerate(windows):
+            actions, seen = zip(*map(_symbols, window), strict=True)
+            # the original's slots, oldest first, filled with the episode's first step at its start, rolled
+            # on each step and refilled at each episode's start: ours are its last `horizon` slots over our
+            # snippets (the action that led to the observation, the observation)
+            assert list(seen) == WINDOW_GOLDEN["buffer_obs"][t][index][1:], t
+            # the actions are those the original's model reads at step t; where it repeats the episode's
+            # first action as padding, ours has none (the padding snippet is the episode's first, no action)
+            model_actions = WINDOW_GOLDEN["model_actions"][t][index]
+            first = [seen[0][0], 0]
+            for ours, original in zip(actions, model_actions, strict=True):
+                assert ours == original if ours is not None else original == first, (t, actions, model_actions)
+
+
+def test_phi_at_step_t_scores_the_window_of_the_last_steps_as_the_scorers_input():
+    vocabulary = build_vocabulary(SNIPPETS_BETTER + SNIPPETS_WORSE)
+    torch.manual_seed(0)
+    scorer = SnippetScorer(len(vocabulary), width=16, layers=1, max_tokens=3 * 24)
+    potential = PrefPotential(scorer, vocabulary, 24, COMMANDS, window=3)
+    mission = "go to the red ball"
+    history = [(None, {"mission": mission, "text": "You see a wall 1 steps left"})]
+    obs = {"mission": mission, "text": "You see a red ball 1 steps forward"}
+    expected_window = (SNIPPETS_WORSE[0].replace("turn left", "none (the episode starts)"),) * 2 + (SNIPPETS_BETTER[0],)
+    assert potential.snippets(obs, {"action": 2, "history": history}) == expected_window  # padded at the start
+    history += [(1, {"mission": mission, "text": f"You see a wall {n} steps left"}) for n in (2, 3)]
+    window = potential.snippets(obs, {"action": "go forward", "history": history})
+    assert window == (
+        SNIPPETS_WORSE[1].replace("turn left", "turn right"),
+        SNIPPETS_WORSE[2].replace("turn left", "turn right"),
+        SNIPPETS_BETTER[0],
+    )
+    tokens = encode_windows([window], vocabulary, 24)
+    assert tokens.shape == (1, 72) and tokens[0, 24] == tokens[0, 0] == vocabulary.index("mission") + 2
+    assert potential(obs, {"action": 2, "history": history}) == pytest.approx(scorer(tokens)[0].item())
+
+
+def test_labelling_compares_windows_of_consecutive_steps_and_trains_on_their_tokens(tmp_path):
+    windows = random_windows("BabyAI-Text-GoToLocal-RedBall-S20-v0", 6, 3, 3)
+    assert all(len(w) == 3 and all(step.action is not None for step in w) for w in windows)
+    text = window_text(windows[0])
+    assert text.startswith("Step 1:\nMission:") and "\n\nStep 3:\n" in text and "Step 4" not in text
+    assert window_text(windows[0][:1]) == step_snippet(windows[0][0])
+    config = BKConfig(shaping="pref", pref_pairs=3, pref_epochs=2, pref_layers=1, pref_width=16, seed=3, pref_window=3)
+    backend = Scripted(["[Rank] A > B", "[Rank] B > A", "[Rank] A > B"])
+    knowledge = PrefKnowledge(config, tmp_path, lambda: backend)
+    assert knowledge.history == 2 and knowledge.label()["pref_trained"] == 1.0
+    assert SNIPPET_STEPS in backend.asked[0][0]["content"]
+    assert (
+        backend.asked[0][1]["content"]
+        == f"Snippet A:\n{window_text(windows[0])}\n\nSnippet B:\n{window_text(windows[3])}\n"
+    )
+    assert knowledge.scorer.positions.num_embeddings == 3 * config.pref_max_tokens
+    assert knowledge.potential().window == 3
+
+
+def test_window_1_is_the_single_snippet():
+    texts = SNIPPETS_BETTER + SNIPPETS_WORSE
+    vocabulary = build_vocabulary(texts)
+    assert torch.equal(encode_windows([(t,) for t in texts], vocabulary, 24), encode(texts, vocabulary, 24))
+    steps = random_steps("BabyAI-Text-GoToLocal-RedBall-S20-v0", 5, 7)
+    assert random_windows("BabyAI-Text-GoToLocal-RedBall-S20-v0", 5, 7, 1) == [(step,) for step in steps]
+    scorer, _, _, _, vocabulary = _scorer_and_data()
+    potential = PrefPotential(scorer, vocabulary, 24, COMMANDS)
+    obs = {"mission": "go to the red ball", "text": "You see a red ball 1 steps forward"}
+    history = [(0, {"mission": "go to the red ball", "text": "You see a wall 1 steps left"})]
+    assert potential.snippets(obs, {"action": 2, "history": history}) == (SNIPPETS_BETTER[0],)
+    assert BKConfig().pref_window == 5
+    with pytest.raises(ValueError, match="pref_window"):
+        BKConfig(shaping="pref", pref_window=0)

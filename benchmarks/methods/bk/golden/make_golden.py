@@ -19,6 +19,14 @@ the sentence model's: a library of 6 rounds (their captions' embeddings, ``key_e
 ``goal_library``, indices into ``goals_embeddings``), and 6 calls, each the embedding of the history's
 caption (``query``) and of the last transition's (``caption``); the rewards at the original's threshold 0.85.
 
+``bk_pref_window.json``, BK-Pref's window at run time (``train_rs.py:73, 96-98, 130-135, 152-153``;
+``models/reward_provider.py:33``; ``models/preference_transformer.py:46``), transcribed on symbols: 2 envs,
+12 steps, episodes ending as ``PREF_ENDS``; the observation at step k of an env's episode e is [e, k], the
+action taken from it [e, k] too. ``buffer_obs[t][env]`` / ``buffer_actions`` are the horizon + 1 = 6 slots
+of the original's window at step t (oldest first), ``model_obs`` / ``model_actions`` the 5 its preference
+model reads (its ``states[:, :-1]`` and ``actions[:, :-1]``). ``make_golden.py --pref-window`` writes it
+alone (plain python, no checkout needed).
+
 Run (a throwaway environment with numpy and gymnasium 0.29, the original checked out at 5f62882):
 
     git clone https://github.com/mansicer/background-knowledge-rl /tmp/bk-original
@@ -125,6 +133,53 @@ def original_goal_rewards(inputs: dict[str, list]) -> list[float]:
     return rewards
 
 
+PREF_HORIZON = 5  # utils/config.py:61, reward_model_horizon
+PREF_ENVS, PREF_STEPS = 2, 12
+PREF_ENDS = {(2, 0), (9, 0), (7, 1)}  # (step, env): the step ends the env's episode
+
+
+def original_pref_windows() -> dict[str, list]:
+    """The original's rolling window, slot by slot (lists of symbols in place of its tensors)."""
+    sequence_length = PREF_HORIZON + 1  # train_rs.py:73
+    rm_obs = [[None] * sequence_length for _ in range(PREF_ENVS)]  # train_rs.py:96 (zeros)
+    rm_actions = [[None] * sequence_length for _ in range(PREF_ENVS)]  # train_rs.py:97
+    rm_timesteps = [0] * PREF_ENVS  # train_rs.py:98
+    episode, step_in_episode = [0] * PREF_ENVS, [0] * PREF_ENVS
+    out: dict[str, list] = {"buffer_obs": [], "buffer_actions": [], "model_obs": [], "model_actions": []}
+    for step in range(PREF_STEPS):
+        next_obs = [[episode[e], step_in_episode[e]] for e in range(PREF_ENVS)]
+        action = [list(o) for o in next_obs]  # the action taken from that observation
+        for e in range(PREF_ENVS):
+            if rm_timesteps[e] == 0:  # train_rs.py:130-131: a new episode fills every slot
+                rm_obs[e] = [next_obs[e]] * sequence_length
+                rm_actions[e] = [action[e]] * sequence_length
+            rm_obs[e] = rm_obs[e][1:] + [next_obs[e]]  # train_rs.py:133
+            rm_actions[e] = rm_actions[e][1:] + [action[e]]  # train_rs.py:134
+        out["buffer_obs"].append([list(row) for row in rm_obs])
+        out["buffer_actions"].append([list(row) for row in rm_actions])
+        out["model_obs"].append([row[:-1] for row in rm_obs])  # preference_transformer.py:46
+        out["model_actions"].append([row[:-1] for row in rm_actions])  # reward_provider.py:33
+        for e in range(PREF_ENVS):
+            done = (step, e) in PREF_ENDS
+            rm_timesteps[e] = 0 if done else rm_timesteps[e] + 1  # train_rs.py:152-153
+            episode[e], step_in_episode[e] = (episode[e] + 1, 0) if done else (episode[e], step_in_episode[e] + 1)
+    return out
+
+
+def write_pref_window() -> None:
+    golden = {
+        "source": f"mansicer/background-knowledge-rl@{COMMIT}: train_rs.py:73, 96-98, 130-135, 152-153; "
+        "models/reward_provider.py:33; models/preference_transformer.py:46",
+        "made_by": "benchmarks/methods/bk/golden/make_golden.py --pref-window",
+        "horizon": PREF_HORIZON,
+        "envs": PREF_ENVS,
+        "steps": PREF_STEPS,
+        "ends": sorted([step, env] for step, env in PREF_ENDS),
+        **original_pref_windows(),
+    }
+    write("bk_pref_window.json", golden)
+
+
 def write(name: str, golden: dict) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     lines = (f"{json.dumps(k)}: {json.dumps(v)}" for k, v in golden.items())
@@ -156,9 +211,12 @@ def main(original: str) -> None:
         "rollouts": original_rollouts(phi, reward),
     }
     write("bk_shaping.json", golden)
+    write_pref_window()
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--pref-window"]:
+        sys.exit(write_pref_window())
     if len(sys.argv) != 2:
         sys.exit("usage: make_golden.py PATH_TO_THE_ORIGINAL_CHECKOUT (at commit 5f62882)")
     main(sys.argv[1])

@@ -35,16 +35,17 @@ class BKConfig(MethodConfig):
       goals of the 3 rounds whose observations are nearest the episode's last ``goal_samples`` ones;
       ``count``: Φ = the number of the mission's goals one sentence of the caption matches (>= threshold).
       ``goal_threshold``: None for the rule's calibrated value (``GOAL_THRESHOLDS``).
-    - ``pref`` (BK-Pref): the LLM labels ``pref_pairs`` pairs of (action, observation) snippets of a random
-      policy; a transformer (``pref_layers`` layers of width ``pref_width`` with ``pref_heads`` heads,
-      snippets cut at ``pref_max_tokens`` words) is trained on them for ``pref_epochs`` epochs (AdamW,
-      ``pref_learning_rate``) with a Bradley-Terry loss and the original's label smoothing
-      ``pref_smoothing``; its score is Φ. ``pref_labeller: env`` labels the same pairs by the env's own
-      progress signal instead of the LLM (an oracle control: BK-Pref with labels that are right, as
-      SimpleOracle is for ELLM). ``pref_action``: snippets name the action that led to the observation, as
-      the original's do; then Φ depends on the action as well as the state, so the shaping pays for choosing
-      an action the scorer likes at every step, which is no longer potential-based (Ng et al.); ``false``
-      scores (mission, observation) only.
+    - ``pref`` (BK-Pref): the LLM labels ``pref_pairs`` pairs of windows of a random policy's steps, each
+      ``pref_window`` consecutive (action, observation) snippets of one episode (the original's 5; ``1``: one
+      snippet); a transformer (``pref_layers`` layers of width ``pref_width`` with ``pref_heads`` heads, each
+      snippet of a window cut at ``pref_max_tokens`` words) is trained on them for ``pref_epochs`` epochs (AdamW,
+      ``pref_learning_rate``) with a Bradley-Terry loss and the original's label smoothing ``pref_smoothing``; Φ is
+      its score of the episode's last ``pref_window`` snippets (padded at the episode's start with copies of its
+      first, as the original). ``pref_labeller: env`` labels the same pairs by the env's own progress signal instead
+      of the LLM (an oracle control: BK-Pref with labels that are right, as SimpleOracle is for ELLM).
+      ``pref_action``: snippets name the action that led to the observation, as the original's do; then Φ depends on
+      the action as well as the state, so the shaping pays for choosing an action the scorer likes at every step,
+      which is no longer potential-based (Ng et al.); ``false`` scores (mission, observation) only.
 
     Shaping (``shaping.SHAPING_FORMS``): ``shaping_form`` ``original`` (γΦ(s_t) − Φ(s_{t−1}) on the
     observations actions are taken from, Φ over the std of its discounted running sum), ``markovian``
@@ -78,6 +79,7 @@ class BKConfig(MethodConfig):
     pref_smoothing: float = 0.3
     pref_labeller: str = "llm"
     pref_action: bool = True
+    pref_window: int = 5
     shaping_form: str = "original"
     reward_scale: float = 10.0
     gamma: float = 0.99
@@ -135,6 +137,7 @@ class BKConfig(MethodConfig):
             "pref_width",
             "pref_heads",
             "pref_max_tokens",
+            "pref_window",
             "envs",
             "steps_per_env",
             "ppo_epochs",

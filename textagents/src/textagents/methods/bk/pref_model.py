@@ -4,7 +4,8 @@ on the LLM's preference labels with a Bradley-Terry loss.
 The original's loss (``train_preference_model.py``): P(B better) = softmax(score A, score B)[B]; cross-entropy
 on the pairs with a decisive label (ties dropped) plus ``smoothing`` (0.3) times the cross-entropy against the
 uniform label (½, ½) over every labelled pair — its "label smoothing". The original's scorer was a causal
-transformer over image and action embeddings of 5-step segments; this one reads the snippet's text.
+transformer over image and action embeddings of 5-step segments; this one reads the words of a window of
+snippets (``encode_windows``: each step's snippet in its own slot of positions).
 """
 
 from __future__ import annotations
@@ -30,11 +31,22 @@ def build_vocabulary(texts: Sequence[str]) -> list[str]:
 
 def encode(texts: Sequence[str], vocabulary: Sequence[str], max_tokens: int) -> torch.Tensor:
     """Word ids, ``[len(texts), max_tokens]``, cut at ``max_tokens`` and padded with ``PAD``."""
+    return encode_windows([(text,) for text in texts], vocabulary, max_tokens)
+
+
+def encode_windows(windows: Sequence[Sequence[str]], vocabulary: Sequence[str], max_tokens: int) -> torch.Tensor:
+    """Word ids of windows of snippets (all of one length W), ``[len(windows), W * max_tokens]``: snippet i
+    of a window cut at ``max_tokens`` words at positions ``i * max_tokens`` on, padded with ``PAD``."""
     index = {word: i + 2 for i, word in enumerate(vocabulary)}
-    tokens = torch.full((len(texts), max_tokens), PAD, dtype=torch.long)
-    for row, text in enumerate(texts):
-        ids = [index.get(word, UNKNOWN) for word in words(text)][:max_tokens]
-        tokens[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+    width = len(windows[0]) if windows else 1
+    tokens = torch.full((len(windows), width * max_tokens), PAD, dtype=torch.long)
+    for row, window in enumerate(windows):
+        if len(window) != width:
+            raise ValueError(f"windows must all hold {width} snippets, got {len(window)}")
+        for slot, text in enumerate(window):
+            ids = [index.get(word, UNKNOWN) for word in words(text)][:max_tokens]
+            start = slot * max_tokens
+            tokens[row, start : start + len(ids)] = torch.tensor(ids, dtype=torch.long)
     return tokens
 
 

@@ -1,8 +1,10 @@
-"""BK-Pref: the LLM labels pairs of (action, observation) snippets of a random policy, a ``SnippetScorer`` is
-trained on the labels, and its score of the current snippet is Φ.
+"""BK-Pref: the LLM labels pairs of windows of (action, observation) snippets of a random policy
+(``pref_window`` consecutive steps of an episode each), a ``SnippetScorer`` is trained on the labels, and its
+score of the episode's last ``pref_window`` snippets is Φ.
 
 The labels are checked against the env's own progress signal: of two snippets, the one whose agent is
-nearer the object the mission names (``Step.distance``; 0 once the mission is done) made more progress.
+nearer the object the mission names at the window's last step (``Step.distance``; 0 once the mission is
+done) made more progress.
 ``pref/label_agreement`` is the share of decisive LLM labels that agree with it (over the pairs where the
 distances differ), ``pref/scorer_agreement`` the same for the trained scorer's ranking of all sampled pairs.
 """
@@ -23,7 +25,7 @@ from textagents.llm.base import LLMBackend
 from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import action_name, discrete_commands, family_name
 from textagents.methods.bk.knowledge import Knowledge
-from textagents.methods.bk.pref_model import SnippetScorer, build_vocabulary, encode, train_scorer
+from textagents.methods.bk.pref_model import SnippetScorer, build_vocabulary, encode_windows, train_scorer
 from textagents.methods.bk.pref_prompt import (
     A_BETTER,
     B_BETTER,
@@ -32,8 +34,9 @@ from textagents.methods.bk.pref_prompt import (
     label_pairs,
     snippet_text,
     step_snippet,
+    window_text,
 )
-from textagents.methods.bk.samples import Step, random_steps
+from textagents.methods.bk.samples import Step, random_windows
 
 
 def env_preference(a: Step, b: Step) -> float | None:
@@ -54,8 +57,11 @@ def agreement(predicted: Sequence[float | None], truth: Sequence[float | None]) 
 
 
 class PrefPotential:
-    """Φ(obs, info) = the scorer's score of the snippet (mission, ``info["action"]`` unless not
-    ``with_action``, observation text), cached per snippet (the same few observations recur)."""
+    """Φ(obs, info) = the scorer's score of the window of the episode's last ``window`` snippets, oldest
+    first: those of ``info["history"]``'s (action, observation) steps and the current one (mission,
+    ``info["action"]`` unless not ``with_action``, observation text). Early in an episode the window is padded
+    in front with copies of its first snippet (the original's ``train_rs.py:130-135`` fills its window with
+    the episode's first step). Scores are cached per window (the same few observations recur)."""
 
     def __init__(
         self,
@@ -65,26 +71,38 @@ class PrefPotential:
         commands: Sequence[str],
         cache_size: int = 100_000,
         with_action: bool = True,
+        window: int = 1,
     ):
         self.scorer, self.vocabulary, self.max_tokens = scorer, list(vocabulary), max_tokens
-        self.commands, self.with_action = list(commands), with_action
-        self.cache: OrderedDict[str, float] = OrderedDict()
+        self.commands, self.with_action, self.window = list(commands), with_action, window
+        self.cache: OrderedDict[tuple[str, ...], float] = OrderedDict()
         self.cache_size = cache_size
         self.calls = 0
 
-    def score(self, snippet: str) -> float:
-        if snippet not in self.cache:
+    def score(self, window: tuple[str, ...]) -> float:
+        if window not in self.cache:
             with torch.no_grad():
-                self.cache[snippet] = float(self.scorer(encode([snippet], self.vocabulary, self.max_tokens))[0])
+                tokens = encode_windows([window], self.vocabulary, self.max_tokens)
+                self.cache[window] = float(self.scorer(tokens)[0])
             if len(self.cache) > self.cache_size:
                 self.cache.popitem(last=False)
-        self.cache.move_to_end(snippet)
-        return self.cache[snippet]
+        self.cache.move_to_end(window)
+        return self.cache[window]
+
+    def snippets(self, obs: Any, info: dict[str, Any] | None = None) -> tuple[str, ...]:
+        """The window Φ scores: the last ``window`` snippets of the episode, padded with its first."""
+        info = info or {}
+        steps = [*info.get("history", ()), (info.get("action"), obs)][-self.window :]
+        mission = str(obs["mission"])
+        texts = [
+            snippet_text(mission, action_name(action, self.commands), str(seen["text"]), self.with_action)
+            for action, seen in steps
+        ]
+        return (texts[0],) * (self.window - len(texts)) + tuple(texts)
 
     def __call__(self, obs: Any, info: dict[str, Any] | None = None) -> float:
         self.calls += 1
-        action = action_name((info or {}).get("action"), self.commands)
-        return self.score(snippet_text(str(obs["mission"]), action, str(obs["text"]), self.with_action))
+        return self.score(self.snippets(obs, info))
 
 
 class PrefKnowledge(Knowledge):
@@ -95,6 +113,7 @@ class PrefKnowledge(Knowledge):
 
     def __init__(self, config: BKConfig, run_dir: Path, llm: Callable[[], LLMBackend]):
         super().__init__(config, run_dir, llm)
+        self.history = config.pref_window - 1
         self.vocabulary: list[str] = []
         self.scorer: SnippetScorer | None = None
         self._potential: PrefPotential | None = None
@@ -107,7 +126,7 @@ class PrefKnowledge(Knowledge):
                 len(self.vocabulary),
                 width=config.pref_width,
                 layers=config.pref_layers,
-                max_tokens=config.pref_max_tokens,
+                max_tokens=config.pref_max_tokens * config.pref_window,
                 heads=config.pref_heads,
             )
 
@@ -120,18 +139,25 @@ class PrefKnowledge(Knowledge):
 
     def label(self) -> dict[str, float]:
         config = self.config
-        steps = random_steps(config.env_id, 2 * config.pref_pairs, config.seed)
-        pairs = list(zip(steps[: config.pref_pairs], steps[config.pref_pairs :], strict=True))
+        windows = random_windows(config.env_id, 2 * config.pref_pairs, config.seed, config.pref_window)
+        pairs = list(zip(windows[: config.pref_pairs], windows[config.pref_pairs :], strict=True))
         with_action = config.pref_action
-        snippets = [(step_snippet(a, with_action), step_snippet(b, with_action)) for a, b in pairs]
-        truth = [env_preference(a, b) for a, b in pairs]
+        snippets = [(window_text(a, with_action), window_text(b, with_action)) for a, b in pairs]
+        inputs = [tuple(tuple(step_snippet(step, with_action) for step in w) for w in pair) for pair in pairs]
+        truth = [env_preference(a[-1], b[-1]) for a, b in pairs]
         if config.pref_labeller == "env":
             labels = [
                 PreferenceLabel(a, b, "", EQUAL if env is None else env)
                 for (a, b), env in zip(snippets, truth, strict=True)
             ]
         else:
-            labels = label_pairs(self.llm(), family_name(config.env_id), snippets, prompt_source=config.prompt_source)
+            labels = label_pairs(
+                self.llm(),
+                family_name(config.env_id),
+                snippets,
+                prompt_source=config.prompt_source,
+                steps=config.pref_window,
+            )
         self._write(labels, truth)
         given = [row.label for row in labels]
         label_agreement, agreement_pairs = agreement(given, truth)
@@ -143,24 +169,28 @@ class PrefKnowledge(Knowledge):
             "pref/label_agreement": label_agreement,
             "pref/agreement_pairs": agreement_pairs,
         }
-        trained = [row for row in labels if row.label is not None]
-        if not any(row.label != EQUAL for row in trained):
+        trained = [(row.label, pair) for row, pair in zip(labels, inputs, strict=True) if row.label is not None]
+        if not any(label != EQUAL for label, _ in trained):
             return {**metrics, "pref_trained": 0.0}
-        self.vocabulary = build_vocabulary([text for row in trained for text in (row.a, row.b)])
+        self.vocabulary = build_vocabulary([text for _, pair in trained for window in pair for text in window])
         self.scorer = self._new_scorer()
+
+        def tokens(windows: Sequence[tuple[str, ...]]) -> torch.Tensor:
+            return encode_windows(windows, self.vocabulary, config.pref_max_tokens)
+
         losses = train_scorer(
             self.scorer,
-            encode([row.a for row in trained], self.vocabulary, config.pref_max_tokens),
-            encode([row.b for row in trained], self.vocabulary, config.pref_max_tokens),
-            torch.tensor([row.label for row in trained], dtype=torch.float32),
+            tokens([a for _, (a, _) in trained]),
+            tokens([b for _, (_, b) in trained]),
+            torch.tensor([label for label, _ in trained], dtype=torch.float32),
             epochs=config.pref_epochs,
             learning_rate=config.pref_learning_rate,
             smoothing=config.pref_smoothing,
             seed=config.seed,
         )
         with torch.no_grad():
-            score_a = self.scorer(encode([row.a for row in labels], self.vocabulary, config.pref_max_tokens))
-            score_b = self.scorer(encode([row.b for row in labels], self.vocabulary, config.pref_max_tokens))
+            score_a = self.scorer(tokens([a for a, _ in inputs]))
+            score_b = self.scorer(tokens([b for _, b in inputs]))
         ranked = [A_BETTER if a > b else B_BETTER if b > a else EQUAL for a, b in zip(score_a, score_b, strict=True)]
         scorer_agreement, _ = agreement(ranked, truth)
         scorer_fit, _ = agreement(ranked, given)
@@ -193,7 +223,12 @@ class PrefKnowledge(Knowledge):
         if self._potential is None and self.scorer is not None:
             commands = discrete_commands(self.config.env_id)
             self._potential = PrefPotential(
-                self.scorer, self.vocabulary, self.config.pref_max_tokens, commands, with_action=self.config.pref_action
+                self.scorer,
+                self.vocabulary,
+                self.config.pref_max_tokens,
+                commands,
+                with_action=self.config.pref_action,
+                window=self.config.pref_window,
             )
         return self._potential
 

@@ -1,5 +1,6 @@
-"""BK-Pref's labelling: the LLM compares two (action, observation) snippets of a random policy and says
-which shows more progress toward the mission (the original's ``label_preference.py``: a system prompt with
+"""BK-Pref's labelling: the LLM compares two windows of a random policy's (action, observation) snippets
+(``pref_window`` consecutive steps, one snippet each, oldest first; the original's 5-step segments) and
+says which shows more progress toward the mission (the original's ``label_preference.py``: a system prompt with
 the environment's description and the answer format, one user message with snippets A and B, the rank
 read from the ``[Rank]`` section). The prompts follow the original's structure in our words (its files
 carry no license; ``prompt_source: original`` uses them); the snippets name the mission, which the
@@ -24,12 +25,18 @@ SYSTEM = (
     "which one shows more progress. Judge from general knowledge of how this environment works. This is "
     "the environment:\n\n{environment}\n\n"
     "Each time, I will give you:\n\nSnippet A:\n...\n\nSnippet B:\n...\n\n"
-    "A snippet gives the agent's mission, the action it just took and what it observes now. Answer with:\n"
+    "{snippet} Answer with:\n"
     "- [Thoughts] A short summary of each snippet in the light of your knowledge of the environment. "
     "Consider 1) whether the action was valid and had an effect, 2) whether the behaviour is coherent, and "
     "3) whether it brings the agent closer to completing its mission.\n"
     "- [Rank] One of A > B, B > A or A = B (use A = B only when you really cannot tell).\n\n"
     "ANSWER FORMAT:\n```\n[Thoughts]\n...\n\n[Rank]\nA > B OR B > A OR A = B\n```\n"
+)
+#: What ``SYSTEM`` says a snippet holds: one step, or (``pref_window`` > 1) several.
+SNIPPET_ONE_STEP = "A snippet gives the agent's mission, the action it just took and what it observes now."
+SNIPPET_STEPS = (
+    "A snippet gives several consecutive steps of the agent, oldest first: at each step its mission, the "
+    "action it just took and what it observes then."
 )
 USER = "Snippet A:\n{a}\n\nSnippet B:\n{b}\n"
 _ORIGINAL_FILES = {
@@ -68,6 +75,14 @@ def step_snippet(step: Step, with_action: bool = True) -> str:
     return snippet_text(step.mission, step.action, step.observation, with_action)
 
 
+def window_text(steps: Sequence[Step], with_action: bool = True) -> str:
+    """What the LLM is shown of a window: one step's snippet alone, several numbered in order (as the
+    original's ``utils/caption.py:43-48`` numbers its segment's steps)."""
+    if len(steps) == 1:
+        return step_snippet(steps[0], with_action)
+    return "\n\n".join(f"Step {i}:\n{step_snippet(step, with_action)}" for i, step in enumerate(steps, 1))
+
+
 def parse_preference(answer: str) -> float | None:
     """``A_BETTER``, ``B_BETTER`` or ``EQUAL`` from the comparisons (``A > B``, ``B < A``, ``A = B`` ...) after
     the answer's last ``[Rank]`` marker (the whole answer when it has none); None when there is no
@@ -97,13 +112,20 @@ class PreferenceLabel:
 
 
 def label_pairs(
-    backend: LLMBackend, family: str, pairs: Sequence[tuple[str, str]], *, prompt_source: str = "ours"
+    backend: LLMBackend,
+    family: str,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    prompt_source: str = "ours",
+    steps: int = 1,
 ) -> list[PreferenceLabel]:
-    """The LLM's label for each (snippet A, snippet B), asked ``BATCH`` pairs at a time."""
+    """The LLM's label for each (snippet A, snippet B) of ``steps`` steps each, asked ``BATCH`` pairs at a
+    time."""
     if family not in ENVIRONMENTS:
         raise ValueError(f"no environment description for {family!r}; known: {sorted(ENVIRONMENTS)}")
     texts = prompts(prompt_source)
-    system = texts["system"].format(environment=ENVIRONMENTS[family])
+    snippet = SNIPPET_ONE_STEP if steps == 1 else SNIPPET_STEPS
+    system = texts["system"].format(environment=ENVIRONMENTS[family], snippet=snippet)
     labels: list[PreferenceLabel] = []
     for start in range(0, len(pairs), BATCH):
         chunk = pairs[start : start + BATCH]

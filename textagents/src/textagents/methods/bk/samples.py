@@ -3,6 +3,7 @@ with the env's own progress signal (``Family.distance``), which BK-Pref's labels
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -45,3 +46,31 @@ def random_steps(env_id: str, count: int, seed: int, keep: float = 0.2) -> list[
             obs, _ = env.reset(seed=int(rng.integers(1 << 30)))
     env.close()
     return steps
+
+
+def random_windows(env_id: str, count: int, seed: int, window: int, keep: float = 0.2) -> list[tuple[Step, ...]]:
+    """``count`` windows of ``window`` consecutive steps of one episode of a random policy (the original's
+    labelling segments, ``label_preference.py:60-71``: within one episode, never padded), oldest first.
+    After each step, the episode's last ``window`` steps (once it has that many) are kept with probability
+    ``keep``, so windows may overlap. ``window`` 1 is ``random_steps``, one step per window."""
+    if window == 1:
+        return [(step,) for step in random_steps(env_id, count, seed, keep)]
+    family = family_of(env_id)
+    env = gym.make(env_id, action_mode="discrete")
+    commands = env.unwrapped.discrete_commands()
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    recent: deque[Step] = deque(maxlen=window)
+    windows: list[tuple[Step, ...]] = []
+    while len(windows) < count:
+        action = int(rng.integers(env.action_space.n))
+        obs, reward, terminated, truncated, _ = env.step(action)
+        distance = family.distance(env.unwrapped, float(reward))
+        recent.append(Step(str(obs["mission"]), commands[action], str(obs["text"]), float(reward), distance))
+        if len(recent) == window and rng.random() < keep:
+            windows.append(tuple(recent))
+        if terminated or truncated:
+            recent.clear()
+            env.reset(seed=int(rng.integers(1 << 30)))
+    env.close()
+    return windows
