@@ -153,8 +153,8 @@ def original_pref_windows() -> dict[str, list]:
             if rm_timesteps[e] == 0:  # train_rs.py:130-131: a new episode fills every slot
                 rm_obs[e] = [next_obs[e]] * sequence_length
                 rm_actions[e] = [action[e]] * sequence_length
-            rm_obs[e] = rm_obs[e][1:] + [next_obs[e]]  # train_rs.py:133
-            rm_actions[e] = rm_actions[e][1:] + [action[e]]  # train_rs.py:134
+            rm_obs[e] = [*rm_obs[e][1:], next_obs[e]]  # train_rs.py:133
+            rm_actions[e] = [*rm_actions[e][1:], action[e]]  # train_rs.py:134
         out["buffer_obs"].append([list(row) for row in rm_obs])
         out["buffer_actions"].append([list(row) for row in rm_actions])
         out["model_obs"].append([row[:-1] for row in rm_obs])  # preference_transformer.py:46
