@@ -1,5 +1,5 @@
 """ELLM's agent: DQN with Double-DQN targets, dueling heads and n-step returns on pixels and the caption's
-sentence embedding (and, goal-conditioned, the suggested goals' mean embedding).
+sentence embedding (goal-conditioned: the joint embedding of the caption and the goal string, ``joint.py``).
 
 Stable-Baselines3's DQN has n-step returns but only for flat observations, and neither Double targets nor
 dueling heads; this is the small part written here: a replay of uint8 frames and float16 embeddings with
@@ -47,9 +47,22 @@ def _head(features: int, hidden: int, layers: int, out: int) -> nn.Sequential:
     return nn.Sequential(*parts, nn.Linear(sizes[-1], out))
 
 
+def original_init(module: nn.Module) -> None:
+    """The original's ``utils.weight_init`` (utils.py:62-71): orthogonal weights (a ReLU's gain for convolutions),
+    zero biases."""
+    if isinstance(module, nn.Linear):
+        nn.init.orthogonal_(module.weight)
+        nn.init.zeros_(module.bias)
+    elif isinstance(module, nn.Conv2d):
+        nn.init.orthogonal_(module.weight, nn.init.calculate_gain("relu"))
+        nn.init.zeros_(module.bias)
+
+
 class DuelingQNetwork(nn.Module):
-    """A conv encoder of the (stacked) frames, a linear encoder of the text vector, dueling value/advantage
-    heads of ``head_layers`` hidden layers of ``hidden`` units (the original's: 2 of 512)."""
+    """The original's ``Encoder`` and ``Critic`` (dqn.py:78-217): the frames' conv features, L2-normalised, to a
+    linear of ``hidden``; the text vector to a linear of ``hidden`` (the original's ``Linear(384, 512)`` over the
+    sentence embedding); both joined by a linear of ``hidden`` and a ReLU; dueling value/advantage heads of
+    ``head_layers`` hidden layers of ``hidden`` units (the original's: 2 of 512); orthogonal initialisation."""
 
     def __init__(
         self,
@@ -71,14 +84,20 @@ class DuelingQNetwork(nn.Module):
         )
         with torch.no_grad():
             conv_size = self.conv(torch.zeros(1, frame_shape[2], *frame_shape[:2])).shape[-1]
-        self.text = nn.Sequential(nn.Linear(text_size, 128), nn.ReLU())
-        features = conv_size + 128
-        self.value = _head(features, hidden, head_layers, 1)
-        self.advantage = _head(features, hidden, head_layers, actions)
+        self.image = nn.Linear(conv_size, hidden)
+        self.text = nn.Linear(text_size, hidden)
+        self.mlp = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.ReLU())
+        self.value = _head(hidden, hidden, head_layers, 1)
+        self.advantage = _head(hidden, hidden, head_layers, actions)
+        self.apply(original_init)
+
+    def encode(self, frames: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
+        pixels = frames.permute(0, 3, 1, 2).float() / 255.0
+        image = self.image(nn.functional.normalize(self.conv(pixels), p=2, dim=1))
+        return self.mlp(torch.cat([image, self.text(texts.float())], dim=-1))
 
     def forward(self, frames: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
-        pixels = frames.permute(0, 3, 1, 2).float() / 255.0
-        features = torch.cat([self.conv(pixels), self.text(texts.float())], dim=-1)
+        features = self.encode(frames, texts)
         advantage = self.advantage(features)
         return self.value(features) + advantage - advantage.mean(-1, keepdim=True)
 
