@@ -8,6 +8,15 @@ tests/textagents/methods/test_ellm.py. Not imported by the package.
 - ``ellm_threshold.json``: the reward test of ``CrafterLMGoalWrapper.text_reward``
   (text_crafter/text_crafter/goal_wrapper.py:302-308), transcribed in ``text_reward`` below because the
   method needs the sentence encoder: a suggestion pays when ``cos_score > self.threshold``.
+- ``ellm_joint.json``: the goal-conditioned DQN's text input, the token ids its frozen encoder reads, transcribed
+  below (``original_joined_ids``) from ``BaseTextEnv.text_obs`` and ``tokenize_obs``
+  (text_crafter/text_crafter/text_env.py:135-139, 212-217), the goal string of ``_get_full_obs``
+  (goal_wrapper.py:382-386), ``tokenize_str``'s SBERT branch and ``pad_sbert`` (text_env.py:182-183, 200-206,
+  200 ids: config.yaml ``max_seq_tokens``) and the join in ``Encoder.forward`` (dqn.py:124). The tokenizer is
+  all-MiniLM-L6-v2's (offline; the original's paraphrase-MiniLM-L3-v2 has the same uncased BERT vocabulary).
+- ``ellm_health.json``: ``health_reward`` of text_crafter's ``Env.step`` (text_crafter/text_crafter/env.py:118-132),
+  transcribed in ``health_reward`` below: line 132 sets it to 0 whatever the health did, so the wrapper's
+  ``reward = health_reward + text_reward`` (goal_wrapper.py:608-609) is the text reward alone.
 
     python benchmarks/methods/ellm/golden/make_golden.py /work/.mirror/yuqingd+ellm/repo
 """
@@ -68,6 +77,44 @@ def text_reward(cos_score: float, threshold: float) -> bool:
     return cos_score > threshold
 
 
+JOINT_CASES = [
+    ("you see grass, tree, and cow. you are targeting grass.", "", "", ["chop tree", "attack cow"]),
+    ("you see water and sand.", "you have in your inventory wood, sapling.", "you feel thirsty.", ["drink water"]),
+    ("you see stone.", "", "you feel hungry, sleepy.", []),
+    ("you see " + ", ".join(["grass"] * 150) + ".", "", "", ["Place Stone "]),
+]
+
+HEALTH_CASES = [(9, 9, True), (8, 9, True), (9, 7, True), (0, 3, True), (5, 9, False)]
+
+
+def original_joined_ids(tokenizer, view: str, inv: str, status: str, goals: list[str]) -> list[int]:
+    """text_env.py:138-139 (lower-cased parts), 212-217 (text_obs + " " + each part + " " unless "." or "null"),
+    goal_wrapper.py:382-386 (the goal string), text_env.py:183 then 200-206 (ids, cut and zero-padded to 200),
+    dqn.py:124 (caption row, then goal row)."""
+    text_obs = view.lower() + " "
+    for value in {"inv": inv.lower(), "status": status.lower()}.values():
+        if value != "." and "null" not in value:
+            text_obs += value + " "
+    goal_str = "Your goal is: " + " ".join([s.lower().strip() for s in goals]) + "."
+
+    def pad_sbert(input_arr: list[int]) -> list[int]:
+        arr = [0] * 200
+        input_arr = input_arr[:200]
+        arr[: len(input_arr)] = input_arr
+        return arr
+
+    return pad_sbert(tokenizer(text_obs)["input_ids"]) + pad_sbert(tokenizer(goal_str)["input_ids"])
+
+
+def health_reward(health: int, last_health: int, dying: bool) -> float:
+    """text_crafter/text_crafter/env.py:118-132."""
+    reward = (health - last_health) / 10
+    if not dying:
+        reward = 0
+    reward = 0
+    return reward
+
+
 def main(repo: str) -> None:
     parse = parse_response_of_original(repo)
     parsed = []
@@ -80,6 +127,21 @@ def main(repo: str) -> None:
     OUT.joinpath("ellm_parser.json").write_text(json.dumps({"commit": COMMIT, "cases": parsed}, indent=1) + "\n")
     cases = [{"score": s, "threshold": t, "rewarded": text_reward(s, t)} for s, t in PAIRS]
     OUT.joinpath("ellm_threshold.json").write_text(json.dumps({"commit": COMMIT, "cases": cases}, indent=1) + "\n")
+    from transformers import AutoTokenizer
+
+    from textagents.sb3.features import offline_sbert_path
+
+    tokenizer = AutoTokenizer.from_pretrained(str(offline_sbert_path()))
+    joint = [
+        {"view": v, "inventory": i, "status": s, "goals": g, "ids": original_joined_ids(tokenizer, v, i, s, g)}
+        for v, i, s, g in JOINT_CASES
+    ]
+    OUT.joinpath("ellm_joint.json").write_text(json.dumps({"commit": COMMIT, "cases": joint}) + "\n")
+    health = [
+        {"health": h, "last_health": last, "dying": d, "reward": health_reward(h, last, d)}
+        for h, last, d in HEALTH_CASES
+    ]
+    OUT.joinpath("ellm_health.json").write_text(json.dumps({"commit": COMMIT, "cases": health}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from textagents.methods.core.original_prompts import PROMPT_SOURCES
 from textagents.methods.ellm.prompt import PARSING
 
 GOAL_SOURCES = ("none", "uniform", "oracle", "llm")
+GOAL_ENCODINGS = ("joint", "separate")
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,9 @@ class EllmConfig(MethodConfig):
     ``none`` only (the task-reward reference), ``false`` with ``none`` is pretraining with no reward at all.
     ``time_limit_terminal``: the episode's time limit (400 steps) ends it as a death does, with no
     bootstrap, as the original (``false``: bootstrap from it, the textbook treatment of a truncation).
-    ``goal_conditioned`` adds the goals' embedding to the agent's input. DQN: the original's ``config.yaml``
+    ``goal_conditioned`` adds the goals to the agent's input: ``goal_encoding`` ``joint``, as the original,
+    one sentence-encoder pass over the caption's and the goal string's tokens together (``joint.py``);
+    ``separate`` (ours) the caption's and the goal string's embeddings side by side. DQN: the original's ``config.yaml``
     (``learning_rate``, ``n_steps``, ..., ``frame_size`` 84, ``greyscale``, ``frame_stack`` 4, heads of
     ``head_layers`` hidden layers of ``hidden`` units). Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``,
     counting achievements."""
@@ -41,6 +44,7 @@ class EllmConfig(MethodConfig):
     env_reward: bool | None = None
     time_limit_terminal: bool = True
     goal_conditioned: bool = False
+    goal_encoding: str = "joint"
     frames_per_iteration: int = 10_000
     learning_rate: float = 6.25e-5
     gamma: float = 0.99
@@ -68,6 +72,14 @@ class EllmConfig(MethodConfig):
         return (self.frame_size, self.frame_size, self.frame_stack * (1 if self.greyscale else 3))
 
     @property
+    def joint_goal_input(self) -> bool:
+        return self.goal_conditioned and self.goal_encoding == "joint"
+
+    @property
+    def separate_goal_input(self) -> bool:
+        return self.goal_conditioned and self.goal_encoding == "separate"
+
+    @property
     def checks_action_success(self) -> bool:
         if self.check_action_success is None:
             return self.goal_source != "uniform"
@@ -86,6 +98,7 @@ class EllmConfig(MethodConfig):
         self.require_choice("prompt_source", PROMPT_SOURCES)
         self.require_choice("goal_source", GOAL_SOURCES)
         self.require_choice("answer_parsing", PARSING)
+        self.require_choice("goal_encoding", GOAL_ENCODINGS)
         self.require_positive(
             "llm_max_tokens",
             "frames_per_iteration",

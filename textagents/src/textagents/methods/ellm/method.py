@@ -31,6 +31,7 @@ from textagents.methods.ellm.goals import (
     UniformGoals,
     suggestion_quality,
 )
+from textagents.methods.ellm.joint import JointEmbedder
 from textagents.methods.ellm.prompt import SAMPLING
 from textagents.methods.ellm.reward import EllmReward
 from textenvs.envs.crafter_text.metrics import crafter_score, success_rates
@@ -49,13 +50,14 @@ class EllmMethod(Method):
         from textagents.sb3.features import SentenceEmbedder
 
         self.embed = SentenceEmbedder()
+        self.joint = JointEmbedder(self.embed) if config.joint_goal_input else None
         self._source: GoalSource | None = None  # built on first use: an LLM source records into the run
         self._train_env: EllmReward | None = None
         self.obs: dict[str, Any] | None = None
         probe = gym.make(config.env_id, action_mode="discrete")
         actions = int(probe.action_space.n)
         probe.close()
-        text_size = self.embed.dim * (2 if config.goal_conditioned else 1)
+        text_size = self.embed.dim * (2 if config.separate_goal_input else 1)
         settings = DQNSettings(
             learning_rate=config.learning_rate,
             gamma=config.gamma,
@@ -116,13 +118,17 @@ class EllmMethod(Method):
             self.embed,
             threshold=self.config.threshold,
             keep_env_reward=keep_env_reward,
-            goal_observation=self.config.goal_conditioned,
+            goal_observation=self.config.separate_goal_input,
             check_action_success=self.config.checks_action_success,
         )
 
-    def _text(self, obs: dict[str, Any]) -> np.ndarray:
+    def _text(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
+        """The network's text input: the caption's embedding; goal-conditioned, the joint embedding of the
+        caption and the goal string (``joint``) or the goal string's embedding after the caption's."""
+        if self.joint is not None:
+            return self.joint(Caption.of(info), info["goals"])
         parts = [self.embed([obs["text"]])[0]]
-        if self.config.goal_conditioned:
+        if self.config.separate_goal_input:
             parts.append(obs["goals"])
         return np.concatenate(parts).astype(np.float32)
 
@@ -149,7 +155,7 @@ class EllmMethod(Method):
             self._start_episode()
         finished, intrinsic, quality = [], [], []
         for _ in range(self.config.frames_per_iteration):
-            frame, text = self.stacked, self._text(self.obs)
+            frame, text = self.stacked, self._text(self.obs, self.info)
             if self.info["suggested_goals"]:
                 achieved = set(self.info["achieved_goals"])
                 quality.append(suggestion_quality(self.info["suggested_goals"], Caption.of(self.info), achieved))
@@ -157,7 +163,7 @@ class EllmMethod(Method):
             obs, reward, terminated, truncated, info = self.env.step(action)
             terminal = self.config.stored_terminal(terminated, truncated)
             self.stacked = self._stacked(obs["image"], self.frames)
-            self.agent.observe(frame, text, action, reward, self.stacked, self._text(obs), terminal, truncated)
+            self.agent.observe(frame, text, action, reward, self.stacked, self._text(obs, info), terminal, truncated)
             self.obs, self.info = obs, info
             self.intrinsic += info["intrinsic_reward"]
             if terminated or truncated:
@@ -195,7 +201,7 @@ class EllmMethod(Method):
             frames: deque[np.ndarray] = deque(maxlen=self.config.frame_stack)
             stacked, done = self._stacked(obs["image"], frames, first=True), False
             while not done:
-                action = self.agent.act(stacked, self._text(obs), epsilon=self.config.eval_epsilon)
+                action = self.agent.act(stacked, self._text(obs, info), epsilon=self.config.eval_epsilon)
                 obs, _, terminated, truncated, info = env.step(action)
                 stacked = self._stacked(obs["image"], frames)
                 done = terminated or truncated
