@@ -294,6 +294,16 @@ def test_compare_set_changes_the_config_of_every_run(tmp_path):
     assert main([*command, "--set", "iterations"]) == 2
 
 
+def test_compare_names_runs_of_values_that_are_paths(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    command = ["method", "compare", "example", str(SMOKE), "--out", str(out), "--set", "iterations=1", "--no-progress"]
+    assert main([*command, "--vary", "model=models/a,models/b"]) == 0  # the example's LLM is off: never loaded
+    assert sorted(p.name for p in out.glob("model=*")) == ["model=models_a_seed0", "model=models_b_seed0"]
+    assert "| models/a |" in (out / "comparison.md").read_text()
+    assert main([*command, "--vary", "model=models/a,models:a"]) == 2
+    assert "characters a folder name cannot hold" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("options", "threads"), [([], 1), (["--threads", "2"], 2)])
 def test_run_and_compare_train_on_one_torch_thread_unless_told(tmp_path, monkeypatch, options, threads):
     import torch

@@ -7,6 +7,7 @@ runs and resumes unfinished ones (with a larger ``iterations``, it extends the f
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,15 @@ def parse_vary(text: str) -> tuple[str, list[Any]]:
     return key, [parse_yaml(v, f"--vary {short_repr(key)}") for v in values.split(",")]
 
 
+_UNSAFE_IN_NAMES = re.compile(r"[^\w.,+=-]")
+
+
+def run_name(key: str, value: Any, seed: int) -> str:
+    """The folder of one run of a comparison: ``KEY=VALUE_seedN``, with each character of the value that a
+    folder name cannot hold (a path's ``/``, say) written as ``_``."""
+    return f"{key}={_UNSAFE_IN_NAMES.sub('_', str(value))}_seed{seed}"
+
+
 def run_comparison(
     method: str,
     config_path: str | Path,
@@ -58,10 +68,13 @@ def run_comparison(
     out = Path(out)
     configs = out / "configs"
     configs.mkdir(parents=True, exist_ok=True)
+    names = {run_name(key, value, 0) for value in values}
+    if len(names) < len(set(map(str, values))):
+        raise ConfigError(f"--vary {key}: values that differ only in characters a folder name cannot hold")
     runs = []
     for value in values:
         for seed in seeds:
-            name = f"{key}={value}_seed{seed}"
+            name = run_name(key, value, seed)
             path = configs / f"{name}.yaml"
             path.write_text(yaml.safe_dump({**base, key: value, "seed": seed}, sort_keys=False))
             iterations = load_config(cls.config_class, path).iterations  # every config checked first
@@ -87,7 +100,7 @@ def write_comparison(out: Path, method: str, key: str, values: Sequence[Any], se
     panels: dict[str, dict[str, list[list[tuple[float, float]]]]] = {}
     for value in values:
         for seed in seeds:
-            path = out / f"{key}={value}_seed{seed}" / "metrics.jsonl"
+            path = out / run_name(key, value, seed) / "metrics.jsonl"
             if not path.is_file():
                 continue
             records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
