@@ -120,3 +120,24 @@ def test_replaying_a_recorded_run_reproduces_its_metrics_exactly(tmp_path, tiny_
             recorded / "datasets" / f"{name}.jsonl"
         ).read_text()
     assert not (replayed / "models").exists()  # nothing was trained
+
+
+def test_table1_says_when_a_self_training_round_selected_no_pairs():
+    from textagents.methods.llm_personalize.report import render_table1, table1_rows
+
+    def evaluation(iteration: int, success: float) -> dict:
+        return {"kind": "eval", "iteration": iteration, "test/success_rate": success, "train/success_rate": success}
+
+    metrics = [
+        evaluation(1, 0.1),
+        {"kind": "train", "iteration": 2, "pairs": 12},
+        evaluation(2, 0.2),
+        {"kind": "train", "iteration": 3, "pairs": 0},
+        evaluation(3, 0.2),
+    ]
+    rows = table1_rows(metrics)
+    assert [(row.label, row.pairs) for row in rows] == [("IL", None), ("ST iteration 1", 12), ("ST iteration 2", 0)]
+    table = render_table1(rows)
+    assert "| ST iteration 1 (12 pairs selected) | 20.0" in table
+    assert "| ST iteration 2 (0 pairs selected) | 20.0" in table
+    assert "selected 0 pairs trained nothing" in table

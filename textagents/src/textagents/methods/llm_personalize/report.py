@@ -32,6 +32,8 @@ class Row:
 
     label: str
     values: dict[str, dict[str, float]]
+    #: A self-training round's selected (prompt, plan) pairs; ``None`` for the other planners.
+    pairs: int | None = None
 
 
 def table1_rows(metrics: list[dict[str, Any]]) -> list[Row]:
@@ -42,8 +44,12 @@ def table1_rows(metrics: list[dict[str, Any]]) -> list[Row]:
     for prefix, label in _BASELINE_LABELS.items():
         if first is not None and f"{prefix}/test/success_rate" in first:
             rows.append(Row(label, _split_values(first, f"{prefix}/")))
+    pairs = {r.get("iteration"): r["pairs"] for r in metrics if r.get("kind") == "train" and "pairs" in r}
     for index, record in enumerate(r for r in metrics if r.get("kind") == "eval"):
-        rows.append(Row("IL" if index == 0 else f"ST iteration {index}", _split_values(record, "")))
+        if index == 0:
+            rows.append(Row("IL", _split_values(record, "")))
+        else:
+            rows.append(Row(f"ST iteration {index}", _split_values(record, ""), pairs.get(record.get("iteration"))))
     return rows
 
 
@@ -69,7 +75,10 @@ def render_table1(rows: list[Row]) -> str:
             f"{100 * row.values[s]['success_rate']:.1f} ± {100 * row.values[s].get('success_rate_std', 0.0):.1f}"
             for s in ("test", "train")
         ]
-        lines.append(f"| {row.label} | {ours[0]} | {ours[1]} | {paper[0]:.2f} | {paper[1]:.2f} |")
+        label = row.label if row.pairs is None else f"{row.label} ({row.pairs} pairs selected)"
+        lines.append(f"| {label} | {ours[0]} | {ours[1]} | {paper[0]:.2f} | {paper[1]:.2f} |")
+    if any(row.pairs == 0 for row in rows):
+        lines += ["", "A round that selected 0 pairs trained nothing: its planner is the previous round's."]
     scenes = sorted({k.split("/", 1)[1] for row in rows for k in row.values["test"] if k.startswith("success_rate/")})
     if scenes:
         lines += ["", "Per scene (test / train, %):", "", "| planner | " + " | ".join(scenes) + " |"]
