@@ -154,6 +154,28 @@ def test_no_progress_shows_no_bars(cache, tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_no_progress_silences_transformers_bars_while_converting_and_restores_them(tmp_path, monkeypatch):
+    import transformers
+    from transformers.utils import logging as transformers_logging
+
+    seen = []
+
+    def loaded(saves: str):
+        def from_pretrained(*args, **kwargs):
+            seen.append(transformers_logging.is_progress_bar_enabled())
+            return _Loaded(saves)
+
+        return from_pretrained
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", loaded("config.json"))
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", loaded("tokenizer.json"))
+    transformers_logging.enable_progress_bar()
+    models.convert_gguf(tmp_path / "model.gguf", tmp_path, progress=False)
+    assert seen == [False, False] and transformers_logging.is_progress_bar_enabled()
+    models.convert_gguf(tmp_path / "model.gguf", tmp_path, progress=True)
+    assert seen[2:] == [True, True]
+
+
 def test_unknown_model_names_are_refused():
     with pytest.raises(ValueError, match=r"unknown model 'llama'; valid: smollm2, qwen-coder-0\.5b, "):
         models.download_model("llama")

