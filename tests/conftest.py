@@ -12,8 +12,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import platformdirs
 import pytest
 
+#: The user's real textenvs cache, read before the override below: only `user_models` looks there, read-only.
+USER_TEXTENVS_CACHE = Path(
+    os.environ.get("TEXTENVS_CACHE_DIR") or platformdirs.user_cache_dir("textenvs", appauthor=False)
+).expanduser()
 SESSION_CACHE = Path(tempfile.mkdtemp(prefix="textenvs-tests-cache-"))
 os.environ.update(
     XDG_CACHE_HOME=str(SESSION_CACHE),
@@ -24,6 +29,23 @@ os.environ.update(
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(SESSION_CACHE, ignore_errors=True)
+
+
+def user_model_dir(name: str) -> Path:
+    """Where `textagents download` put model ``name`` in the user's cache (tests of real weights look here)."""
+    return USER_TEXTENVS_CACHE / "models" / name
+
+
+@pytest.fixture
+def user_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache whose models are links to the models the user downloaded: real-weight tests load them by name
+    without the session ever writing to the user's cache."""
+    cache = tmp_path / "cache-with-user-models"
+    (cache / "models").mkdir(parents=True)
+    for folder in (USER_TEXTENVS_CACHE / "models").glob("*"):
+        (cache / "models" / folder.name).symlink_to(folder, target_is_directory=True)
+    monkeypatch.setenv("TEXTENVS_CACHE_DIR", str(cache))
+    return cache
 
 
 def shared_data_dir() -> Path | None:

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.conftest import user_model_dir
 from textagents.llm import models
 from textagents.llm.models import (
     QWEN_CODER,
@@ -181,11 +182,11 @@ def test_unknown_model_names_are_refused():
         models.download_model("llama")
 
 
-REAL = model_dir(SMOLLM2.name)
+REAL = user_model_dir(SMOLLM2.name)
 
 
 def _downloaded(model: WheelModel, short: str) -> pytest.MarkDecorator:
-    folder = model_dir(model.name)
+    folder = user_model_dir(model.name)
     return pytest.mark.skipif(
         not (folder / "config.json").is_file(),
         reason=f"{model.name} is not downloaded ({folder}); `textagents download {short}` (CI downloads nothing)",
@@ -217,7 +218,7 @@ def _downloaded(model: WheelModel, short: str) -> pytest.MarkDecorator:
     ids=["smollm2", "qwen-coder"],
 )
 def test_a_downloaded_model_loads_offline_from_the_cache_and_answers(
-    model, name, parameters, chat, context, candidates
+    model, name, parameters, chat, context, candidates, user_models
 ):
     from textagents.llm.transformers_backend import TransformersBackend
 
@@ -234,7 +235,7 @@ def test_a_downloaded_model_loads_offline_from_the_cache_and_answers(
     not (REAL / "config.json").is_file() or importlib.util.find_spec("llama_cpp") is None,
     reason="needs the downloaded SmolLM2 and llama-cpp-python (pip install 'textagents[llamacpp]')",
 )
-def test_llama_cpp_scores_like_transformers_on_the_same_model():
+def test_llama_cpp_scores_like_transformers_on_the_same_model(user_models):
     from textagents.llm.llamacpp_backend import LlamaCppBackend
     from textagents.llm.transformers_backend import TransformersBackend
 
