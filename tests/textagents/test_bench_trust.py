@@ -3,6 +3,7 @@ cannot send a secret anywhere it likes."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from pathlib import Path
 
@@ -54,9 +55,12 @@ def test_the_projects_own_commit_is_recorded():
     root = project_checkout()
     if root is None:
         pytest.skip("textagents is not run from a git checkout of the project")
+    dirty = bool(git(root, "status", "--porcelain", "--untracked-files=no"))
+    diff = subprocess.run(["git", "diff", "HEAD", "--no-ext-diff", "--binary"], cwd=root, capture_output=True).stdout
     assert project_commit() == {
         "commit": git(root, "rev-parse", "HEAD"),
-        "dirty": bool(git(root, "status", "--porcelain", "--untracked-files=no")),
+        "dirty": dirty,
+        "diff_sha256": hashlib.sha256(diff).hexdigest() if dirty else None,
     }
 
 
@@ -69,10 +73,34 @@ def test_git_runs_without_the_checkouts_hooks(tmp_path, monkeypatch):
     (checkout / "textagents" / "pyproject.toml").write_text("")
     monkeypatch.setattr(textagents, "__file__", str(checkout / "textagents" / "src" / "textagents" / "__init__.py"))
     assert project_checkout() == checkout
-    assert project_commit() == {
-        "commit": git(checkout, "-c", "core.fsmonitor=false", "rev-parse", "HEAD"),
-        "dirty": False,
-    }
+    commit = git(checkout, "-c", "core.fsmonitor=false", "rev-parse", "HEAD")
+    assert project_commit() == {"commit": commit, "dirty": False, "diff_sha256": None}
+    assert not marker.exists()
+
+
+def test_a_dirty_checkout_records_the_hash_of_its_diff_without_running_the_checkouts_diff_programs(
+    tmp_path, monkeypatch
+):
+    marker = tmp_path / "diff_program_ran"
+    checkout = tmp_path / "checkout"
+    repository_with_fsmonitor(checkout, tmp_path / "hook_ran")
+    (checkout / "textagents" / "src" / "textagents").mkdir(parents=True)
+    (checkout / "textagents" / "pyproject.toml").write_text("")
+    monkeypatch.setattr(textagents, "__file__", str(checkout / "textagents" / "src" / "textagents" / "__init__.py"))
+    program = tmp_path / "diff.sh"
+    program.write_text(f"#!/bin/sh\nmkdir -p {marker}\n")
+    program.chmod(0o755)
+    git(checkout, "config", "diff.external", str(program))
+    recorded = []
+    for text in ("envs: [a]\n", "envs: [b]\n", "envs: [a]\n"):
+        (checkout / "suite.yaml").write_text(text)
+        recorded.append(project_commit())
+    assert all(r["dirty"] for r in recorded)
+    assert recorded[0]["diff_sha256"] == recorded[2]["diff_sha256"] != recorded[1]["diff_sha256"]
+    plain = subprocess.run(
+        ["git", "-c", "core.fsmonitor=false", "diff", "HEAD", "--no-ext-diff"], cwd=checkout, capture_output=True
+    ).stdout
+    assert recorded[2]["diff_sha256"] == hashlib.sha256(plain).hexdigest()
     assert not marker.exists()
 
 

@@ -4,6 +4,7 @@ temperature, max tokens), seeds, package versions, the project's git commit and 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -53,7 +54,9 @@ def project_checkout() -> Path | None:
 
 
 def project_commit() -> dict[str, Any] | None:
-    """The commit of the project's own checkout and whether its tracked files differ from it; None outside one.
+    """The commit of the project's own checkout, whether its tracked files differ from it and, when they do,
+    the sha256 of ``git diff HEAD`` (so runs made at the same uncommitted changes can be told apart from runs
+    made at other ones); None outside a checkout.
 
     Git runs in that checkout only (a suite's or a run's folder may be a repository whose config runs
     programs, e.g. ``core.fsmonitor``), told where the repository is (no discovery), with hooks and the
@@ -65,15 +68,19 @@ def project_commit() -> dict[str, Any] | None:
     environment = {**os.environ, "GIT_DIR": str(root / ".git"), "GIT_WORK_TREE": str(root), "GIT_OPTIONAL_LOCKS": "0"}
     safe = ("-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}")
 
-    def git(*args: str) -> str:
+    def git(*args: str) -> bytes:
         return subprocess.run(
-            ["git", *safe, *args], cwd=root, env=environment, capture_output=True, text=True, check=True, timeout=10
-        ).stdout.strip()
+            ["git", *safe, *args], cwd=root, env=environment, capture_output=True, check=True, timeout=30
+        ).stdout
 
     try:
-        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+        commit = git("rev-parse", "HEAD").decode().strip()
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no").strip())
+        # no external diff or textconv programs (a repository's config could name any), the same bytes everywhere
+        diff = git("diff", "HEAD", "--no-ext-diff", "--no-textconv", "--no-color", "--binary") if dirty else None
     except (OSError, subprocess.SubprocessError):
         return None
+    return {"commit": commit, "dirty": dirty, "diff_sha256": hashlib.sha256(diff).hexdigest() if dirty else None}
 
 
 def machine() -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """A method's run directory: what it holds, and the rules that keep it whole through kills and resumes.
 
 ```
-config.json        the resolved config, the method, package versions, git commit, machine
+config.json        the resolved config, the method, package versions, the code state (git commit, dirty flag,
+                   sha256 of the uncommitted diff) at the start and at each resume, machine
 metrics.jsonl      one line per training iteration ("kind": "train") or evaluation ("kind": "eval")
 checkpoints/       iter_000012/ {state.json, tensors.safetensors}: written to a temporary folder, renamed
 tensorboard/       the same metrics for TensorBoard
@@ -146,6 +147,7 @@ class RunDir:
         kept = self._metrics_up_to(reached)
         write_text_atomic(self.metrics_path, "".join(json.dumps(r, default=to_json) + "\n" for r in kept))
         self._record_length(config.get(EXTENDABLE), reached)
+        self._record_resume(reached)
         return checkpoint
 
     def undo_start(self, before: set[str] | None, calls: Path) -> Path | None:
@@ -170,6 +172,13 @@ class RunDir:
         if before is None and not any(self.path.iterdir()):
             self.path.rmdir()
         return kept
+
+    def _record_resume(self, reached: int) -> None:
+        """The code state a resume continues at: a run trained partly at other code is seen by ``compare``."""
+        recorded = self.recorded()
+        resume = {"at_iteration": reached, "git": project_commit(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        recorded.setdefault("resumed", []).append(resume)
+        write_json_atomic(self.path / CONFIG_FILE, recorded)
 
     def _record_length(self, iterations: int | None, reached: int) -> None:
         recorded = self.recorded()
