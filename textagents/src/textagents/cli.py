@@ -324,7 +324,17 @@ def _method_compare(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             settings=dict(parse_setting(text) for text in args.set or []),
             unsafe_local_exec=args.unsafe_local_exec,
+            allow_mixed_code=args.allow_mixed_code,
         )
+    print(json.dumps({"comparison": str(path)}))
+    return 0
+
+
+def _method_summarise(args: argparse.Namespace) -> int:
+    from textagents.methods.core.compare import find_arms, write_comparison
+
+    method, key, arms = find_arms(args.folder, args.arms)
+    path = write_comparison(Path(args.folder), method, key, arms, args.allow_mixed_code)
     print(json.dumps({"comparison": str(path)}))
     return 0
 
@@ -384,6 +394,15 @@ def _add_unsafe_local_exec(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_allow_mixed_code(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-mixed-code",
+        action="store_true",
+        help="pool runs made at different code states (commit, uncommitted diff) or at unknown ones; the report "
+        "then lists each run's code state",
+    )
+
+
 def _add_threads(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads",
@@ -420,10 +439,25 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
         "--set", action="append", metavar="KEY=VALUE", help="change a setting of the config for every run (repeatable)"
     )
     compare.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_allow_mixed_code(compare)
     _add_threads(compare)
     _add_llm_options(compare)
     _add_unsafe_local_exec(compare)
     compare.set_defaults(run=_method_compare)
+
+    summarise = actions.add_parser(
+        "summarise", help="write a comparison's comparison.md and plots again from its run folders (no training)"
+    )
+    summarise.add_argument("folder", help="a compare --out folder, or any folder of ARM_seedN run folders")
+    summarise.add_argument(
+        "--arms",
+        nargs="+",
+        metavar="LABEL",
+        help="the values (or ARM prefixes) to report, in order; the first is the baseline of the paired "
+        "differences (default: every one, sorted)",
+    )
+    _add_allow_mixed_code(summarise)
+    summarise.set_defaults(run=_method_summarise)
 
     report = actions.add_parser("report", help="write a run's report.md again from its metrics")
     report.add_argument("method")

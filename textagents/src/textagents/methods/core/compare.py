@@ -1,23 +1,26 @@
 """One method, one config, several values of one setting (an agent, a goal source ...) and several seeds:
-one resumable run each, then ``comparison.md`` and ``comparison.png`` with the method's curves (mean ± std
-over seeds) per value. ``textagents method compare METHOD CONFIG --out DIR --vary KEY=V1,V2 --seeds 0 1``
-(``--set KEY=VALUE`` changes a setting of the config for every run); the same command again skips finished
-runs and resumes unfinished ones (with a larger ``iterations``, it extends the finished ones)."""
+one resumable run each, then ``comparison.md`` and its plots (``comparison_report``: curves, final-budget and
+AUC measures with bootstrap CIs, paired differences and verdicts). ``textagents method compare METHOD CONFIG
+--out DIR --vary KEY=V1,V2 --seeds 0 1`` (``--set KEY=VALUE`` changes a setting of the config for every run);
+the same command again skips finished runs and resumes unfinished ones (with a larger ``iterations``, it
+extends the finished ones). Runs made at different code states are refused before any training, unless
+``--allow-mixed-code``. ``textagents method summarise DIR`` writes the report again from the folders alone
+(``find_arms``)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
-from textagents.bench.store import write_text_atomic
+from textagents.bench.metadata import project_commit
+from textagents.methods.core.code_state import CodeState, check_pooled, run_code_states
+from textagents.methods.core.comparison_report import Arm, read_config, write_comparison
 from textagents.methods.core.config import ConfigError, load_config, read_config_file
-from textagents.methods.core.run_dir import CONFIG_FILE, RunDir
+from textagents.methods.core.run_dir import CONFIG_FILE, METRICS_FILE, RunDir
 from textagents.methods.registry import method_class
 from textenvs.core.messages import short_repr
 from textenvs.data import parse_yaml
@@ -60,6 +63,7 @@ def run_comparison(
     progress: bool = True,
     settings: dict[str, Any] | None = None,
     unsafe_local_exec: bool = False,
+    allow_mixed_code: bool = False,
 ) -> Path:
     from textagents.methods.core.runner import run_method
 
@@ -79,58 +83,73 @@ def run_comparison(
             path.write_text(yaml.safe_dump({**base, key: value, "seed": seed}, sort_keys=False))
             iterations = load_config(cls.config_class, path).iterations  # every config checked first
             runs.append((name, path, iterations))
-    for name, path, iterations in runs:
+    to_run = [(name, path) for name, path, iterations in runs if not _finished(out / name, iterations)]
+    _check_code_before_running(out, [name for name, _, _ in runs], {name for name, _ in to_run}, allow_mixed_code)
+    for name, path in to_run:
         run_dir = out / name
-        if (run_dir / "report.md").is_file() and RunDir(run_dir).recorded()["config"]["iterations"] >= iterations:
-            continue  # finished (a larger `iterations` extends it)
         resume = (run_dir / CONFIG_FILE).is_file()  # started: from its checkpoint, or from 0 when a kill left none
         run_method(
             method, path, run_dir, resume=resume, llm=llm, progress=progress, unsafe_local_exec=unsafe_local_exec
         )
-    return write_comparison(out, method, key, values, seeds)
+    arms = [Arm(str(value), {seed: out / run_name(key, value, seed) for seed in seeds}) for value in values]
+    return write_comparison(out, method, key, arms, allow_mixed_code)
 
 
-def write_comparison(out: Path, method: str, key: str, values: Sequence[Any], seeds: Sequence[int]) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    cls = method_class(method)
-    panels: dict[str, dict[str, list[list[tuple[float, float]]]]] = {}
-    for value in values:
-        for seed in seeds:
-            path = out / run_name(key, value, seed) / "metrics.jsonl"
-            if not path.is_file():
-                continue
-            records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-            for panel, points in cls.comparison_curves(records).items():
-                panels.setdefault(panel, {}).setdefault(str(value), []).append(points)
-    figure, axes = plt.subplots(1, max(1, len(panels)), figsize=(5.5 * max(1, len(panels)), 3.8), squeeze=False)
-    lines = [f"# {method}: {key} compared", "", f"Seeds: {list(seeds)}; mean ± standard deviation over seeds.", ""]
-    for ax, (panel, by_value) in zip(axes[0], panels.items(), strict=False):
-        lines += [f"## {panel}", "", f"| {key} | x | mean ± std |", "|---|---:|---:|"]
-        for value, runs in by_value.items():
-            xs, mean, std = mean_curve(runs)
-            ax.plot(xs, mean, "o-", label=f"{value} ({len(runs)} seeds)", markersize=3)
-            ax.fill_between(xs, mean - std, mean + std, alpha=0.2)
-            lines += [f"| {value} | {x:,.0f} | {m:.3f} ± {s:.3f} |" for x, m, s in zip(xs, mean, std, strict=True)]
-        lines.append("")
-        ax.set_title(panel, fontsize=10)
-        ax.set_xlabel(cls.comparison_x)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(out / "comparison.png", dpi=110)
-    plt.close(figure)
-    lines.append("![the curves](comparison.png)")
-    path = out / "comparison.md"
-    write_text_atomic(path, "\n".join(lines) + "\n")
-    return path
+def _finished(run_dir: Path, iterations: int) -> bool:
+    """Whether a run is done (a larger ``iterations`` extends it)."""
+    return (run_dir / "report.md").is_file() and RunDir(run_dir).recorded()["config"]["iterations"] >= iterations
 
 
-def mean_curve(runs: list[list[tuple[float, float]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The x values every run reached, with the mean and standard deviation of y there."""
-    common = sorted(set.intersection(*({x for x, _ in run} for run in runs)))
-    values = np.array([[dict(run)[x] for x in common] for run in runs], dtype=float)
-    return np.array(common, dtype=float), values.mean(0), values.std(0)
+def _check_code_before_running(out: Path, names: list[str], to_run: set[str], allow_mixed: bool) -> None:
+    """Refuse before any training when the runs would end at different code states: the finished ones at
+    theirs, the ones this command starts or resumes at the current one too."""
+    current = CodeState.of(project_commit())
+    states = {}
+    for name in names:
+        recorded = read_config(out / name)
+        before = run_code_states(recorded) if recorded is not None else ()
+        states[name] = tuple(dict.fromkeys([*before, current])) if name in to_run else before
+    check_pooled(states, allow_mixed)
+
+
+_SEED_SUFFIX = re.compile(r"^(?P<arm>.+)_seed(?P<seed>\d+)$")
+
+
+def find_arms(folder: str | Path, order: Sequence[str] | None = None) -> tuple[str, str, list[Arm]]:
+    """The method, the compared key and the arms of a comparison folder, from its run folders alone:
+    ``KEY=VALUE_seedN`` (``compare``'s names; the value's label read from the run's config) or, for folders
+    named otherwise, ``ARM_seedN`` (key ``arm``). ``order`` picks and orders the arms by label (the first is
+    the baseline of the paired differences); by default every arm, sorted by label."""
+    folder = Path(folder)
+    found: dict[str, dict[int, Path]] = {}
+    for run in sorted(folder.iterdir()) if folder.is_dir() else []:
+        match = _SEED_SUFFIX.match(run.name)
+        if match and (run / METRICS_FILE).is_file():
+            found.setdefault(match["arm"], {})[int(match["seed"])] = run
+    if not found:
+        raise ConfigError(f"{folder} holds no run folder named ARM_seedN with a {METRICS_FILE}")
+    methods = {(read_config(run) or {}).get("method") for runs in found.values() for run in runs.values()}
+    if len(methods) != 1 or None in methods:
+        raise ConfigError(
+            f"{folder}: its runs are not all of one method (config.json names {sorted(map(str, methods))})"
+        )
+    keys = {prefix.partition("=")[0] for prefix in found if "=" in prefix}
+    key = keys.pop() if len(keys) == 1 and all("=" in prefix for prefix in found) else "arm"
+    arms = {_label(prefix, key, runs): runs for prefix, runs in found.items()}
+    if order:
+        unknown = [label for label in order if label not in arms]
+        if unknown:
+            raise ConfigError(f"--arms {', '.join(unknown)}: not in {folder}; it holds {', '.join(sorted(arms))}")
+        arms = {label: arms[label] for label in order}
+    else:
+        arms = dict(sorted(arms.items()))
+    return methods.pop(), key, [Arm(label, runs) for label, runs in arms.items()]
+
+
+def _label(prefix: str, key: str, runs: dict[int, Path]) -> str:
+    """An arm's label: the folder's prefix, or for ``KEY=VALUE`` the value its runs record under KEY (a
+    folder name writes a path's ``/`` as ``_``)."""
+    if key == "arm":
+        return prefix
+    recorded = (read_config(next(iter(runs.values()))) or {}).get("config", {})
+    return str(recorded[key]) if key in recorded else prefix.partition("=")[2]
