@@ -40,8 +40,8 @@ def final_value(curve: Curve, points: Sequence[float]) -> float:
 
 def area_under_curve(curve: Curve, points: Sequence[float]) -> float:
     """The normalised area under the curve over the whole budget: the mean of y over ``points`` (each
-    evaluation weighs the same; with evenly spaced evaluations, the area under the step curve divided by
-    the budget)."""
+    evaluation weighs the same; with evaluations at Δ, 2Δ, ..., KΔ, the area under the step curve divided by
+    the budget KΔ)."""
     values = dict(curve)
     return float(np.mean([values[x] for x in points]))
 
