@@ -18,11 +18,14 @@ SMOKE = REPO / "benchmarks" / "methods" / "example" / "smoke.yaml"
 CLEAN = {"commit": "a" * 40, "dirty": False, "diff_sha256": None}
 
 
-def make_run(folder: Path, name: str, curve: list[float], git: dict | None = CLEAN, **config) -> Path:
+def make_run(
+    folder: Path, name: str, curve: list[float], git: dict | None = CLEAN, versions: dict | None = None, **config
+) -> Path:
     """A finished example run's folder: its config.json and one eval record (``score``) per iteration."""
     run = folder / name
     run.mkdir(parents=True)
-    (run / "config.json").write_text(json.dumps({"method": "example", "config": config, "git": git}))
+    recorded = {"method": "example", "config": config, "git": git, "versions": versions or {}}
+    (run / "config.json").write_text(json.dumps(recorded))
     lines = [json.dumps({"kind": "eval", "iteration": 2 * (i + 1), "score": v}) for i, v in enumerate(curve)]
     (run / "metrics.jsonl").write_text("\n".join(lines) + "\n")
     return run
@@ -135,6 +138,18 @@ def test_runs_at_one_dirty_state_pool_and_a_run_resumed_at_other_code_is_mixed(t
     (tmp_path / "lr=a_seed1" / "config.json").write_text(json.dumps(recorded))
     assert main(["method", "summarise", str(tmp_path)]) == 2
     assert "aaaaaaaaaa dirty, diff cccccccccccc, resumed at aaaaaaaaaa clean: lr=a_seed1" in capsys.readouterr().err
+
+
+def test_runs_of_an_installed_package_pool_by_its_versions(tmp_path, capsys):
+    """Outside a checkout (git None) the installed versions of textagents and textenvs identify the code."""
+    installed = {"textagents": "0.4.0", "textenvs": "0.4.0", "torch": "2.13.0"}
+    for seed in (0, 1):
+        make_run(tmp_path, f"lr=a_seed{seed}", [0.1, 0.2], git=None, versions=installed, lr="a")
+    assert main(["method", "summarise", str(tmp_path)]) == 0
+    assert "Code: every run at `installed textagents 0.4.0, textenvs 0.4.0`." in comparison(tmp_path)
+    make_run(tmp_path, "lr=b_seed0", [0.3, 0.5], git=None, versions={**installed, "textagents": "0.5.0"}, lr="b")
+    assert main(["method", "summarise", str(tmp_path)]) == 2
+    assert "installed textagents 0.5.0, textenvs 0.4.0: lr=b_seed0" in capsys.readouterr().err
 
 
 def test_a_folder_without_runs_is_refused(tmp_path, capsys):

@@ -1,5 +1,6 @@
 """The code a run was made at, from its ``config.json`` (``git`` at the start, and each resume's): runs are
-pooled in one comparison only when they were all made at one known code state."""
+pooled in one comparison only when they were all made at one known code state. Outside a git checkout (an
+installed wheel) the installed versions of textagents and textenvs stand for the code."""
 
 from __future__ import annotations
 
@@ -16,27 +17,38 @@ class MixedCodeError(ConfigError):
     """Runs of one comparison made at different (or unknown) code states."""
 
 
+#: The packages whose installed versions identify the code outside a checkout.
+INSTALLED_PACKAGES = ("textagents", "textenvs")
+
+
 @dataclass(frozen=True)
 class CodeState:
     commit: str | None
     dirty: bool
     diff_sha256: str | None
+    installed: str | None = None
 
     @classmethod
-    def of(cls, git: Mapping[str, Any] | None) -> CodeState:
-        """The state ``project_commit()`` recorded (None: outside a checkout, or before runs recorded it)."""
-        if not git or not git.get("commit"):
-            return cls(None, False, None)
-        return cls(git["commit"], bool(git.get("dirty")), git.get("diff_sha256"))
+    def of(cls, git: Mapping[str, Any] | None, versions: Mapping[str, Any] | None = None) -> CodeState:
+        """The state ``project_commit()`` recorded; outside a checkout (``git`` None), the installed versions of
+        textagents and textenvs from ``versions`` (``package_versions()``); unknown when neither was recorded."""
+        if git and git.get("commit"):
+            return cls(git["commit"], bool(git.get("dirty")), git.get("diff_sha256"))
+        if versions and all(versions.get(name) for name in INSTALLED_PACKAGES):
+            return cls(None, False, None, ", ".join(f"{name} {versions[name]}" for name in INSTALLED_PACKAGES))
+        return cls(None, False, None)
 
     @property
     def known(self) -> bool:
-        """A commit, and for a dirty checkout the hash of its diff (without it two dirty runs may differ)."""
-        return self.commit is not None and (not self.dirty or self.diff_sha256 is not None)
+        """A commit, and for a dirty checkout the hash of its diff (without it two dirty runs may differ); or,
+        outside a checkout, the installed versions."""
+        if self.commit is None:
+            return self.installed is not None
+        return not self.dirty or self.diff_sha256 is not None
 
     def __str__(self) -> str:
         if self.commit is None:
-            return UNKNOWN
+            return f"installed {self.installed}" if self.installed else UNKNOWN
         if not self.dirty:
             return f"{self.commit[:10]} clean"
         return f"{self.commit[:10]} dirty, diff {self.diff_sha256[:12] if self.diff_sha256 else UNKNOWN}"
@@ -46,8 +58,8 @@ def run_code_states(recorded: Mapping[str, Any] | None) -> tuple[CodeState, ...]
     """The distinct code states a run was trained at, in order: where it started, then each resume's."""
     if recorded is None:
         return (CodeState.of(None),)
-    sessions = [recorded.get("git"), *(resume.get("git") for resume in recorded.get("resumed", []))]
-    return tuple(dict.fromkeys(CodeState.of(git) for git in sessions))
+    sessions = [recorded, *recorded.get("resumed", [])]
+    return tuple(dict.fromkeys(CodeState.of(session.get("git"), session.get("versions")) for session in sessions))
 
 
 def describe(states: tuple[CodeState, ...]) -> str:

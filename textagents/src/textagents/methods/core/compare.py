@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from textagents.bench.metadata import project_commit
+from textagents.bench.metadata import package_versions, project_commit
 from textagents.methods.core.code_state import CodeState, check_pooled, run_code_states
 from textagents.methods.core.comparison_report import Arm, read_config, write_comparison
 from textagents.methods.core.config import ConfigError, load_config, read_config_file
@@ -103,7 +103,7 @@ def _finished(run_dir: Path, iterations: int) -> bool:
 def _check_code_before_running(out: Path, names: list[str], to_run: set[str], allow_mixed: bool) -> None:
     """Refuse before any training when the runs would end at different code states: the finished ones at
     theirs, the ones this command starts or resumes at the current one too."""
-    current = CodeState.of(project_commit())
+    current = CodeState.of(project_commit(), package_versions())
     states = {}
     for name in names:
         recorded = read_config(out / name)

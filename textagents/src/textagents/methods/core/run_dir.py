@@ -176,7 +176,12 @@ class RunDir:
     def _record_resume(self, reached: int) -> None:
         """The code state a resume continues at: a run trained partly at other code is seen by ``compare``."""
         recorded = self.recorded()
-        resume = {"at_iteration": reached, "git": project_commit(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        resume = {
+            "at_iteration": reached,
+            "git": project_commit(),
+            "versions": package_versions(),
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
         recorded.setdefault("resumed", []).append(resume)
         write_json_atomic(self.path / CONFIG_FILE, recorded)
 
