@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from textagents.device import check_device
 from textenvs.data import read_yaml
 
 HERE = Path(__file__).resolve().parent
@@ -56,6 +57,7 @@ class ExampleConfig:
     demonstration_turns: int = 2
     seed: int = 0
     threads: int = 1
+    device: str = "auto"
 
     @classmethod
     def load(cls, path: Path) -> ExampleConfig:
@@ -133,11 +135,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", type=Path, default=HERE / "grpo_textenvs.yaml")
     parser.add_argument("--max-steps", type=int, help="override the config's max_steps")
+    parser.add_argument("--device", help="override the config's device: auto, cpu, cuda or cuda:N")
     parser.add_argument("--name", default="grpo_textenvs", help="result files benchmarks/results/<name>.{json,png}")
     args = parser.parse_args()
     config = ExampleConfig.load(args.config)
     if args.max_steps is not None:
         config = dataclasses.replace(config, max_steps=args.max_steps)
+    if args.device is not None:
+        config = dataclasses.replace(config, device=args.device)
+    check_device(config.device)
     torch.set_num_threads(config.threads)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in trl; we know
 
@@ -151,8 +157,8 @@ def main() -> None:
     from textagents.hub.grpo import (
         RolloutSettings,
         TextEnvRolloutFunc,
-        cpu_grpo_config,
         episode_dataset,
+        grpo_config,
         play_with_model,
         summarize,
     )
@@ -174,8 +180,9 @@ def main() -> None:
     rollout = TextEnvRolloutFunc(rows, settings)
     functions, weights = reward_functions(config.reward_weights)
     with tempfile.TemporaryDirectory() as output_dir:
-        grpo_config = cpu_grpo_config(
+        trainer_config = grpo_config(
             output_dir,
+            config.device,
             max_steps=config.max_steps,
             per_device_train_batch_size=config.episodes_per_step * config.num_generations,
             num_generations=config.num_generations,
@@ -189,7 +196,7 @@ def main() -> None:
         trainer = GRPOTrainer(
             model=model,
             reward_funcs=functions,
-            args=grpo_config,
+            args=trainer_config,
             train_dataset=Dataset.from_list(rows),
             processing_class=tokenizer,
             rollout_func=rollout,

@@ -9,9 +9,9 @@ import textenvs  # noqa: F401  (registers the ids)
 from textagents.hub.grpo import (
     RolloutSettings,
     TextEnvRolloutFunc,
-    cpu_grpo_config,
     episode_dataset,
     episode_return_reward,
+    grpo_config,
     valid_command_reward,
 )
 
@@ -41,8 +41,9 @@ def test_one_grpo_step_trains_on_multi_turn_episodes(tiny_models, tmp_path, monk
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
     rows = episode_dataset(ENV_ID, range(8))
     rollout = Recording(rows, RolloutSettings(max_turns=2, turn_tokens=4))
-    config = cpu_grpo_config(
+    config = grpo_config(
         str(tmp_path),
+        "cpu",
         max_steps=1,
         per_device_train_batch_size=8,
         num_generations=4,

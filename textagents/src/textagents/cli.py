@@ -279,7 +279,8 @@ def _llm_choice(args: argparse.Namespace):
     from textagents.methods.core.runner import LLMChoice
 
     record, replay = _absolute(args.llm_record), _absolute(args.llm_replay)
-    return LLMChoice(_model(args), args.base_url, args.api_key_env, record, replay, _allowed_hosts(args))
+    hosts = _allowed_hosts(args)
+    return LLMChoice(_model(args), args.base_url, args.api_key_env, record, replay, hosts, args.device)
 
 
 def _method_run(args: argparse.Namespace) -> int:
@@ -412,6 +413,25 @@ def _add_threads(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_device(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--device",
+        type=_device,
+        help="where the models run: auto (CUDA when there is a GPU), cpu, cuda or cuda:N (default: the config's "
+        "device:, itself auto by default)",
+    )
+
+
+def _device(value: str) -> str:
+    """A ``--device`` value; argparse's usage error (exit 2) for a bad one."""
+    from textagents.device import DeviceError, check_device
+
+    try:
+        return check_device(value)
+    except DeviceError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
 def _add_method(commands: argparse._SubParsersAction) -> None:
     method = commands.add_parser("method", help="the papers' training methods: list, run (resumable), eval")
     actions = method.add_subparsers(dest="method_command", required=True)
@@ -425,6 +445,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_threads(run)
+    _add_device(run)
     _add_llm_options(run)
     _add_unsafe_local_exec(run)
     run.set_defaults(run=_method_run)
@@ -441,6 +462,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--no-progress", action="store_true", help="no progress bars")
     _add_allow_mixed_code(compare)
     _add_threads(compare)
+    _add_device(compare)
     _add_llm_options(compare)
     _add_unsafe_local_exec(compare)
     compare.set_defaults(run=_method_compare)
@@ -472,6 +494,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="change a setting for this evaluation (repeatable)"
     )
+    _add_device(evaluate)
     _add_llm_options(evaluate)
     _add_unsafe_local_exec(evaluate)
     evaluate.set_defaults(run=_method_eval)
@@ -764,6 +787,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from textagents.bench.store import RunLockedError
+    from textagents.device import DeviceError
     from textagents.llm.models import ModelChecksumError, ModelNotFoundError
     from textagents.llm.record import ReplayMissError
     from textagents.methods.bk.isolation import SandboxUnavailableError
@@ -774,7 +798,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     user_errors = (ConfigError, RunDirError, UnknownMethodError, ModelNotFoundError, ModelChecksumError)
-    user_errors += (SandboxUnavailableError,)
+    user_errors += (SandboxUnavailableError, DeviceError)
     return run_command(
         lambda: args.run(args), "textagents", args.debug, (*user_errors, ReplayMissError, RunLockedError)
     )

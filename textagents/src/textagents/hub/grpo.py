@@ -181,11 +181,8 @@ def valid_command_reward(completions: list[Any], valid_fraction: list[float], **
     return [float(v) for v in valid_fraction]
 
 
-#: What a CPU run of ``GRPOTrainer`` needs whatever the experiment: no accelerator, no bf16, no checkpoints or
-#: trackers, a log line per step.
-CPU_SETTINGS: dict[str, Any] = {
-    "use_cpu": True,
-    "bf16": False,
+#: What a run of ``GRPOTrainer`` needs whatever the experiment: no checkpoints or trackers, a log line per step.
+RUN_SETTINGS: dict[str, Any] = {
     "activation_checkpointing": False,
     "save_strategy": "no",
     "report_to": [],
@@ -194,8 +191,18 @@ CPU_SETTINGS: dict[str, Any] = {
 }
 
 
-def cpu_grpo_config(output_dir: str, **settings: Any) -> Any:
-    """``trl.GRPOConfig`` with ``CPU_SETTINGS`` and the experiment's ``settings`` (which win)."""
+def device_settings(device: str = "cpu") -> dict[str, Any]:
+    """The trainer's device and precision for a ``device`` setting (``textagents.device``): the CPU without
+    mixed precision, or CUDA with bf16."""
+    from textagents.device import resolve_device
+
+    on_gpu = resolve_device(device).type == "cuda"
+    return {"use_cpu": not on_gpu, "bf16": on_gpu}
+
+
+def grpo_config(output_dir: str, device: str = "cpu", **settings: Any) -> Any:
+    """``trl.GRPOConfig`` with ``RUN_SETTINGS``, ``device_settings(device)`` and the experiment's ``settings``
+    (which win)."""
     from trl import GRPOConfig
 
-    return GRPOConfig(output_dir=output_dir, **{**CPU_SETTINGS, **settings})
+    return GRPOConfig(output_dir=output_dir, **{**RUN_SETTINGS, **device_settings(device), **settings})

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from textagents.device import autocast, rank_device, resolve_device, resolve_dtype
 from textagents.llm.accounting import TokenUsage
 from textagents.llm.base import Message
 
@@ -79,7 +80,9 @@ class LLMSpec:
     """How every process builds the same LLM: ``model`` (path or downloaded name), ``module_functions``,
     ``lora_r`` (0: full fine-tuning), ``pretrained`` (False: the same architecture with fresh random weights,
     GLAM's NPAE baseline), ``load_embedding`` (with ``pretrained`` False: copy the pretrained embedding
-    weights into the fresh model, as GLAM's NPAE runs did), ``seed``, and options for ``TransformersBackend``
+    weights into the fresh model, as GLAM's NPAE runs did), ``seed``, the ``device`` setting
+    (``textagents.device``: with several processes on CUDA each gets its own GPU) and ``dtype``, the precision
+    of the forward passes (autocast; the trained weights stay float32), and options for ``TransformersBackend``
     (``batch_size`` ...)."""
 
     model: str
@@ -88,21 +91,28 @@ class LLMSpec:
     pretrained: bool = True
     load_embedding: bool = False
     seed: int = 0
+    device: str = "cpu"
+    dtype: str = "float32"
     backend_options: Mapping[str, Any] | None = None
 
-    def build(self) -> Any:
+    def torch_device(self, rank: int = 0) -> torch.device:
+        return rank_device(resolve_device(self.device), rank)
+
+    def build(self, rank: int = 0) -> Any:
         from textagents.llm.transformers_backend import TransformersBackend
 
+        device = self.torch_device(rank)
         torch.manual_seed(self.seed)
-        backend = TransformersBackend(self.model, **dict(self.backend_options or {}))
+        backend = TransformersBackend(self.model, device=device, **dict(self.backend_options or {}))
         if not self.pretrained:
             fresh = _fresh_like(backend.model)
             if self.load_embedding:
                 fresh.load_state_dict(embedding_state(backend.model), strict=False)
-            backend.model = fresh.eval()
+            backend.model = fresh.to(device).eval()
         hidden = backend.model.config.get_text_config().hidden_size
         torch.manual_seed(self.seed + 1)
-        backend.module_functions = nn.ModuleDict({k: f(hidden) for k, f in self.module_functions.items()})
+        modules = {k: f(hidden) for k, f in self.module_functions.items()}
+        backend.module_functions = nn.ModuleDict(modules).to(device)
         if self.lora_r:
             from peft import LoraConfig, get_peft_model
 
@@ -260,13 +270,17 @@ class _Worker:
     """One process's LLM and updater."""
 
     def __init__(self, spec: LLMSpec, updater: Updater | None, rank: int, world_size: int):
-        self.llm = LLMHandle(spec.build(), rank, world_size)
+        self.llm = LLMHandle(spec.build(rank), rank, world_size)
         self.updater = updater
+        self.dtype = resolve_dtype(spec.dtype, self.llm.backend.device)
+
+    def precision(self) -> Any:
+        return autocast(self.llm.backend.device, self.dtype)
 
     def forward(self, contexts: list[str], candidates: list[list[str]], keys: list[str]) -> list[dict]:
         if not contexts:
             return []
-        with torch.no_grad():
+        with torch.no_grad(), self.precision():
             outputs = self.llm.backend.forward_candidates(contexts, candidates, functions=keys)
         return [
             {("__score" if k == "score" else k): outputs[k][i].tolist() for k in outputs} for i in range(len(contexts))
@@ -276,15 +290,18 @@ class _Worker:
         *sharded, keys, shared = rest
         if self.updater is None:
             raise RuntimeError("this Caller has no updater")
-        return self.updater.perform_update(
-            self.llm, contexts, candidates, **dict(zip(keys, sharded, strict=True)), **shared
-        )
+        with self.precision():
+            return self.updater.perform_update(
+                self.llm, contexts, candidates, **dict(zip(keys, sharded, strict=True)), **shared
+            )
 
     def state(self, _: list) -> dict[str, torch.Tensor]:
         backend = self.llm.backend
         names = dict(backend.model.named_parameters())
-        state = {f"model.{k}": v.detach().clone() for k, v in names.items() if v.requires_grad}
-        state.update({f"modules.{k}": v.detach().clone() for k, v in backend.module_functions.state_dict().items()})
+        # on the CPU: the state crosses to the main process and into safetensors
+        state = {f"model.{k}": v.detach().cpu().clone() for k, v in names.items() if v.requires_grad}
+        modules = backend.module_functions.state_dict()
+        state.update({f"modules.{k}": v.detach().cpu().clone() for k, v in modules.items()})
         if self.updater is not None:
             state.update({f"updater.{k}": v for k, v in self.updater.state_dict().items()})
         return state
@@ -325,7 +342,9 @@ def _serve_worker(
     try:
         from accelerate import PartialState
 
-        PartialState(cpu=True, backend="gloo")  # the process group the gradients are averaged over
+        on_gpu = spec.torch_device(rank).type == "cuda"
+        # the process group the gradients are averaged over: NCCL between GPUs, as lamorel's accelerate launch
+        PartialState(cpu=not on_gpu, backend="nccl" if on_gpu else "gloo")
         torch.set_num_threads(threads)
         worker = _Worker(spec, updater, rank, world_size)
     except Exception as error:  # reported to the main process, which raises it

@@ -122,7 +122,7 @@ class BKMethod(Method):
             max_grad_norm=config.max_grad_norm,
             policy_kwargs=policy_kwargs,
             seed=config.seed,
-            device="cpu",
+            device=config.torch_device(),
             **buffer,
         )
         vec_env.seed(env_seed)  # after PPO, which seeds the envs with its own seed

@@ -7,13 +7,17 @@ import math
 from collections.abc import Collection
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textagents.bench.suite import unknown_choice
 from textagents.bench.typecheck import describe, matches, parameter_hints
+from textagents.device import check_device, check_dtype, resolve_device, resolve_dtype
 from textagents.llm.openai_backend import check_api_key_env, server_address
 from textenvs.core.messages import short_repr, type_and_repr
 from textenvs.data import YAMLInputError, read_yaml
+
+if TYPE_CHECKING:
+    import torch
 
 LLM_BACKENDS = ("transformers", "llamacpp")
 
@@ -32,7 +36,10 @@ class MethodConfig:
     as ``smollm2-135m-instruct``, or a name at ``base_url``, an OpenAI-compatible server whose key is read
     from ``api_key_env``, a variable named ``*_API_KEY``); ``None`` where the method runs without one. A local
     model runs on ``llm_backend``: ``transformers``, or ``llamacpp`` (a downloaded model's GGUF through
-    llama.cpp: several times faster generation on a CPU, for methods that only generate or score).
+    llama.cpp: several times faster generation on a CPU, for methods that only generate or score). Every model
+    the method trains or runs is on ``device`` (``auto``: CUDA when there is a GPU, else the CPU; ``cpu``,
+    ``cuda``, ``cuda:N``) with its LLMs in ``dtype`` (``auto``: bfloat16 on CUDA, float32 on the CPU;
+    ``float32``, ``bfloat16``, ``float16``): ``textagents.device``.
     """
 
     iterations: int = 10
@@ -44,9 +51,13 @@ class MethodConfig:
     llm_backend: str = "transformers"
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    device: str = "auto"
+    dtype: str = "auto"
 
     def __post_init__(self) -> None:
         self.require_positive("iterations", "checkpoint_every", "keep_checkpoints")
+        check_device(self.device)
+        check_dtype(self.dtype)
         check_api_key_env(self.api_key_env)
         self.require_choice("llm_backend", LLM_BACKENDS)
         if self.base_url is not None:
@@ -69,6 +80,14 @@ class MethodConfig:
         value = getattr(self, name)
         if value not in choices:
             raise ValueError(f"{name} must be one of {list(choices)}, got {short_repr(value)}")
+
+    def torch_device(self) -> torch.device:
+        """``device`` on this machine (``DeviceError`` for a GPU it does not have)."""
+        return resolve_device(self.device)
+
+    def torch_dtype(self) -> torch.dtype:
+        """``dtype`` for the models on ``torch_device()``."""
+        return resolve_dtype(self.dtype, self.torch_device())
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -9,9 +9,10 @@ import torch
 
 
 def optimizer_tensors(optimizer: torch.optim.Optimizer, prefix: str = "") -> dict[str, torch.Tensor]:
-    """``{prefix}{param index}.{key}`` -> tensor for every entry of ``optimizer.state_dict()["state"]``."""
+    """``{prefix}{param index}.{key}`` -> tensor for every entry of ``optimizer.state_dict()["state"]``, on the
+    CPU (they may cross to another process)."""
     return {
-        f"{prefix}{index}.{key}": torch.as_tensor(value).clone()
+        f"{prefix}{index}.{key}": torch.as_tensor(value).detach().cpu().clone()
         for index, moments in optimizer.state_dict()["state"].items()
         for key, value in moments.items()
     }

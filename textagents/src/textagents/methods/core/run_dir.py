@@ -56,7 +56,8 @@ CHECKPOINTS = "checkpoints"
 FAILED_STARTS = "failed_starts"  # the LLM calls of starts that failed before their first checkpoint
 STATE_FILE = "state.json"
 TENSORS_FILE = "tensors.safetensors"
-EXTENDABLE = "iterations"  # the one setting a resume may change (upwards: see RunDir.resume)
+EXTENDABLE = "iterations"  # a setting a resume may change (upwards: see RunDir.resume)
+RELOCATABLE = "device"  # a resume may run on another device (a run started on the CPU goes on on a GPU)
 
 
 class RunDirError(RuntimeError):
@@ -130,7 +131,8 @@ class RunDir:
             raise RunDirError(f"{self.path} is a {recorded['method']!r} run, not {method!r}")
         old = recorded["config"]
         config = json.loads(json.dumps(config, default=to_json))  # as recorded: tuples are lists in JSON
-        differ = sorted(k for k in set(old) | set(config) if k != EXTENDABLE and old.get(k) != config.get(k))
+        free = (EXTENDABLE, RELOCATABLE)
+        differ = sorted(k for k in set(old) | set(config) if k not in free and old.get(k) != config.get(k))
         if differ:
             changes = ", ".join(f"{k}: {old.get(k)!r} -> {config.get(k)!r}" for k in differ)
             raise RunDirError(f"{self.path} was run with another config ({changes}); resume with the same one")
@@ -244,7 +246,8 @@ class RunDir:
             if checkpoint.tensors:
                 from safetensors.torch import save_file
 
-                save_file({k: v.contiguous() for k, v in checkpoint.tensors.items()}, staging / TENSORS_FILE)
+                tensors = {k: v.detach().cpu().contiguous() for k, v in checkpoint.tensors.items()}
+                save_file(tensors, staging / TENSORS_FILE)
             for path in staging.iterdir():
                 path.chmod(0o644)  # safetensors writes 0600, which would hide the checkpoint from the rest of a team
                 with path.open("rb") as handle:

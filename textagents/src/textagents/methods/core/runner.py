@@ -25,7 +25,7 @@ from textagents.methods.registry import method_class
 class LLMChoice:
     """The command line's LLM settings: they override the config's, say where calls are recorded or
     replayed from (default: recorded to the run's ``llm_calls.jsonl``) and which hosts besides this machine
-    an API key may go to (``key_hosts.normalise_host``'s form)."""
+    an API key may go to (``key_hosts.normalise_host``'s form); and ``--device``, where the models run."""
 
     model: str | None = None
     base_url: str | None = None
@@ -33,9 +33,10 @@ class LLMChoice:
     record: str | None = None
     replay: str | None = None
     allowed_hosts: tuple[str, ...] = ()
+    device: str | None = None
 
     def config_overrides(self) -> dict[str, Any]:
-        return {"model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env}
+        return {"model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env, "device": self.device}
 
 
 def _check_key_host(config: Any, choice: LLMChoice) -> None:
@@ -68,7 +69,8 @@ def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
         else:
             from textagents.llm.transformers_backend import TransformersBackend
 
-            backend = TransformersBackend(config.model)
+            device = config.torch_device()
+            backend = TransformersBackend(config.model, device=device, dtype=config.torch_dtype())
         return RecordingBackend(backend, choice.record or run.llm_calls_path)
 
     return build

@@ -124,12 +124,16 @@ class NStepReplay:
         self.position = (i + 1) % self.size
         self.count = min(self.count + 1, self.size)
 
-    def sample(self, batch: int, n: int, gamma: float, rng: np.random.Generator) -> dict[str, torch.Tensor]:
-        return self.gather(rng.integers(0, self.count, size=batch), n, gamma)
+    def sample(
+        self, batch: int, n: int, gamma: float, rng: np.random.Generator, device: torch.device | str = "cpu"
+    ) -> dict[str, torch.Tensor]:
+        return self.gather(rng.integers(0, self.count, size=batch), n, gamma, device)
 
-    def gather(self, indices: np.ndarray, n: int, gamma: float) -> dict[str, torch.Tensor]:
-        """The n-step samples starting at ``indices``: the sum stops at the episode's end or at the newest
-        transition (bootstrapping from there with the discount reached)."""
+    def gather(
+        self, indices: np.ndarray, n: int, gamma: float, device: torch.device | str = "cpu"
+    ) -> dict[str, torch.Tensor]:
+        """The n-step samples starting at ``indices``, on ``device``: the sum stops at the episode's end or at
+        the newest transition (bootstrapping from there with the discount reached)."""
         newest = (self.position - 1) % self.size
         batch = len(indices)
         returns = np.zeros(batch, np.float32)
@@ -144,15 +148,16 @@ class NStepReplay:
             last = np.where(valid, step, last)
             alive = valid & ~self.ends[step] & (step != newest)
         bootstrap = ~self.terminals[last]
-        return {
-            "frames": torch.as_tensor(self.frames[indices]),
-            "texts": torch.as_tensor(self.texts[indices]),
-            "actions": torch.as_tensor(self.actions[indices]),
-            "returns": torch.as_tensor(returns),
-            "discounts": torch.as_tensor(discounts * bootstrap),
-            "next_frames": torch.as_tensor(self.next_frames[last]),
-            "next_texts": torch.as_tensor(self.next_texts[last]),
+        arrays = {
+            "frames": self.frames[indices],
+            "texts": self.texts[indices],
+            "actions": self.actions[indices],
+            "returns": returns,
+            "discounts": discounts * bootstrap,
+            "next_frames": self.next_frames[last],
+            "next_texts": self.next_texts[last],
         }
+        return {name: torch.as_tensor(array, device=device) for name, array in arrays.items()}
 
 
 def double_dqn_loss(online: nn.Module, target: nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -177,11 +182,12 @@ class DQNAgent:
         frame_shape: tuple[int, int, int] = (84, 84, 4),
         hidden: int = 512,
         head_layers: int = 2,
+        device: torch.device | str = "cpu",
     ):
         torch.manual_seed(seed)
-        self.settings, self.actions = settings, actions
-        self.online = DuelingQNetwork(text_size, actions, hidden, head_layers, frame_shape)
-        self.target = DuelingQNetwork(text_size, actions, hidden, head_layers, frame_shape)
+        self.settings, self.actions, self.device = settings, actions, torch.device(device)
+        self.online = DuelingQNetwork(text_size, actions, hidden, head_layers, frame_shape).to(self.device)
+        self.target = DuelingQNetwork(text_size, actions, hidden, head_layers, frame_shape).to(self.device)
         self.target.load_state_dict(self.online.state_dict())
         self.optimizer = torch.optim.Adam(self.online.parameters(), lr=settings.learning_rate, eps=settings.adam_eps)
         self.replay = NStepReplay(settings.buffer_size, text_size, frame_shape)
@@ -198,7 +204,7 @@ class DQNAgent:
         if self.rng.random() < (self.epsilon() if epsilon is None else epsilon):
             return int(self.rng.integers(self.actions))
         with torch.no_grad():
-            q = self.online(torch.as_tensor(frame[None]), torch.as_tensor(text[None]))
+            q = self.online(*(torch.as_tensor(x[None], device=self.device) for x in (frame, text)))
         return int(q.argmax(1))
 
     def observe(self, *transition: Any) -> None:
@@ -208,7 +214,7 @@ class DQNAgent:
         self.frames += 1
         s = self.settings
         if self.frames >= s.learning_starts and self.frames % s.train_every == 0:
-            batch = self.replay.sample(s.batch_size, s.n_steps, s.gamma, self.rng)
+            batch = self.replay.sample(s.batch_size, s.n_steps, s.gamma, self.rng, self.device)
             loss = double_dqn_loss(self.online, self.target, batch)
             self.optimizer.zero_grad()
             loss.backward()

@@ -73,7 +73,14 @@ class EllmMethod(Method):
             max_grad_norm=config.max_grad_norm,
         )
         self.agent = DQNAgent(
-            text_size, actions, settings, config.seed, config.frame_shape, config.hidden, config.head_layers
+            text_size,
+            actions,
+            settings,
+            config.seed,
+            config.frame_shape,
+            config.hidden,
+            config.head_layers,
+            config.torch_device(),
         )
         self.frames: deque[np.ndarray] = deque(maxlen=config.frame_stack)
         self.episodes = 0

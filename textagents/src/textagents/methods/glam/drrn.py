@@ -46,12 +46,12 @@ class DRRN(nn.Module):
         self.q = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
 
     def encode(self, encoder: nn.GRU, sequences: list[list[int]]) -> torch.Tensor:
-        lengths = torch.tensor([len(s) for s in sequences])
+        lengths = torch.tensor([len(s) for s in sequences])  # pack_padded_sequence wants them on the CPU
         padded = torch.zeros((len(sequences), int(lengths.max())), dtype=torch.long)
         for row, ids in enumerate(sequences):
             padded[row, : len(ids)] = torch.tensor(ids)
         packed = nn.utils.rnn.pack_padded_sequence(
-            self.embedding(padded), lengths, batch_first=True, enforce_sorted=False
+            self.embedding(padded.to(self.embedding.weight.device)), lengths, batch_first=True, enforce_sorted=False
         )
         return encoder(packed)[1][-1]
 
@@ -60,7 +60,8 @@ class DRRN(nn.Module):
         encoded_states = self.encode(self.state_encoder, states)
         flat = [a for options in actions for a in options]
         encoded_actions = self.encode(self.action_encoder, flat)
-        rows = torch.repeat_interleave(torch.arange(len(states)), torch.tensor([len(o) for o in actions]))
+        counts = torch.tensor([len(o) for o in actions], device=encoded_states.device)
+        rows = torch.repeat_interleave(torch.arange(len(states), device=encoded_states.device), counts)
         q = self.q(torch.cat([encoded_states[rows], encoded_actions], dim=-1)).squeeze(-1)
         return list(torch.split(q, [len(o) for o in actions]))
 
@@ -74,7 +75,8 @@ class DRRNLearner(Learner):
     def __init__(self, config: GlamConfig):
         super().__init__(config)
         torch.manual_seed(config.seed)
-        self.net = DRRN(config.drrn_hidden)
+        self.device = config.torch_device()
+        self.net = DRRN(config.drrn_hidden).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.baseline_learning_rate)
         self.words = WordIds()
         self.replay: deque[tuple] = deque(maxlen=config.replay_capacity)
@@ -91,7 +93,7 @@ class DRRNLearner(Learner):
         encoded = [self._encoded(episodes, i) for i in indices]
         with torch.no_grad():
             q = self.net([s for s, _ in encoded], [a for _, a in encoded])
-        return [row.numpy().astype(np.float64) for row in q]
+        return [row.cpu().numpy().astype(np.float64) for row in q]
 
     def choose(self, episodes: Episodes, indices: list[int], rng: np.random.Generator, greedy: bool) -> list[int]:
         choices = []
@@ -132,8 +134,8 @@ class DRRNLearner(Learner):
         q = torch.stack([row[a] for row, a in zip(self.net(list(states), list(actions)), chosen, strict=True)])
         with torch.no_grad():
             best = torch.stack([row.max() for row in self.net(list(next_states), list(next_actions))])
-        alive = 1.0 - torch.tensor(dones, dtype=torch.float32)
-        target = torch.tensor(rewards, dtype=torch.float32) + self.config.gamma * alive * best
+        alive = 1.0 - torch.tensor(dones, dtype=torch.float32, device=self.device)
+        target = torch.tensor(rewards, dtype=torch.float32, device=self.device) + self.config.gamma * alive * best
         loss = nn.functional.smooth_l1_loss(q, target)
         self.optimizer.zero_grad()
         loss.backward()
@@ -154,7 +156,7 @@ class DRRNLearner(Learner):
         return state, {f"net.{k}": v.detach().clone() for k, v in self.net.state_dict().items()}
 
     def restore(self, state: dict[str, Any], tensors: dict[str, torch.Tensor]) -> None:
-        self.net.load_state_dict({k[len("net.") :]: v for k, v in tensors.items()})
+        self.net.load_state_dict({k[len("net.") :]: v for k, v in tensors.items()})  # copied onto the net's device
         self.frames, self.episodes = int(state["frames"]), int(state["episodes"])
         self.rng.bit_generator.state = state["rng"]
         self.words = WordIds(state["words"])

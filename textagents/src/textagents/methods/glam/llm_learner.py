@@ -64,6 +64,8 @@ def llm_spec(config: GlamConfig, model: str) -> LLMSpec:
         pretrained=config.agent == "glam",
         load_embedding=config.agent == "npae" and config.npae_load_embedding,
         seed=config.seed,
+        device=config.device,
+        dtype=config.dtype,
         backend_options=options,
     )
 

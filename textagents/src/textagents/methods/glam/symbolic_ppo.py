@@ -47,7 +47,7 @@ class SymbolicPPOLearner(Learner):
             max_grad_norm=config.max_grad_norm,
             learning_rate=config.baseline_learning_rate,
             seed=config.seed,
-            device="cpu",
+            device=config.torch_device(),
         )
         self.finished: list[tuple[float, bool]] = []
 
@@ -70,7 +70,7 @@ class SymbolicPPOLearner(Learner):
         batch = {key: np.stack([o[key] for o in observations]) for key in ("grid", "mission")}
         with torch.no_grad():
             tensors, _ = self.model.policy.obs_to_tensor(batch)
-            probs = self.model.policy.get_distribution(tensors).distribution.probs.numpy().astype(np.float64)
+            probs = self.model.policy.get_distribution(tensors).distribution.probs.cpu().numpy().astype(np.float64)
         if greedy:
             return [int(np.argmax(p)) for p in probs]
         return [int(rng.choice(len(p), p=p / p.sum())) for p in probs]

@@ -60,8 +60,9 @@ class PPOUpdater(Updater):
         seed: int,
     ) -> dict[str, float]:
         optimizer = self._optimizer(llm)
+        device = llm.backend.device
         batch = {
-            name: torch.as_tensor(np.asarray(data, dtype=np.float32 if name != "actions" else np.int64))
+            name: torch.as_tensor(np.asarray(data, dtype=np.float32 if name != "actions" else np.int64), device=device)
             for name, data in (
                 ("actions", actions),
                 ("logprobs", logprobs),
@@ -78,7 +79,7 @@ class PPOUpdater(Updater):
                 for start in range(0, len(minibatch), self.micro_batch):
                     rows = minibatch[start : start + self.micro_batch]
                     logits, new_values = policy_outputs(llm, [contexts[i] for i in rows], [candidates[i] for i in rows])
-                    index = torch.as_tensor(rows, dtype=torch.long)
+                    index = torch.as_tensor(rows, dtype=torch.long, device=device)
                     parts = ppo_loss(
                         logits,
                         batch["actions"][index],

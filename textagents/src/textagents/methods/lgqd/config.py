@@ -41,8 +41,8 @@ class LGQDConfig(MethodConfig):
     ``action_clusters`` k-means clusters; a
     byte-level BPE tokenizer of ``tokenizer_vocab`` tokens trained on the train descriptions; the model's
     ``dt_*`` settings (``dt_settings``: ``DTSettings``' fields without the prefix, ``max_steps`` =
-    ``horizon``); ``iterations`` optimizer steps on ``device``, validated every ``eval_every``. Deployed
-    from each test description (the first ``deploy_items``; ``None``: all) for ``deploy_trials`` trials
+    ``horizon``); ``iterations`` optimizer steps on ``device`` (float32 whatever ``dtype``), validated every
+    ``eval_every``. Deployed from each test description (the first ``deploy_items``; ``None``: all) for ``deploy_trials`` trials
     choosing clusters by ``deploy_strategy``; judged by the deterministic judge and by ``judge_model``
     (``None``: ``model``) with at most ``judge_max_tokens`` a judgement, ``judge_batch`` cases a call;
     ``judge_scoring``: ``generate`` (the original: the LLM answers, the last ``score==`` line is the score)
@@ -91,7 +91,6 @@ class LGQDConfig(MethodConfig):
     dt_min_learning_rate: float = 5e-5
     dt_warmup_steps: int = 1000
     dt_decay_steps: int = 300_000
-    device: str = "cpu"
     deploy_items: int | None = None
     deploy_trials: int = 5
     deploy_strategy: str = "sample"

@@ -456,7 +456,7 @@ class DTTrainer:
         train: Sequence[Episode],
         validation: Sequence[Episode],
         seed: int,
-        device: str = "cpu",
+        device: torch.device | str = "cpu",
     ):
         if not train:
             raise ValueError("the DT needs at least one training episode")
@@ -604,7 +604,7 @@ def save_policy(folder: str | Path, model: DecisionTransformer) -> None:
     )
 
 
-def load_policy(folder: str | Path, device: str = "cpu") -> DecisionTransformer:
+def load_policy(folder: str | Path, device: torch.device | str = "cpu") -> DecisionTransformer:
     """The model ``save_policy`` wrote in ``folder`` (safetensors: loading runs no code), in eval mode."""
     from safetensors.torch import load_file
 

@@ -63,7 +63,7 @@ def run_train_dt(out: str | Path) -> dict[str, Any]:
     torch.manual_seed(config.seed)  # the initial weights are drawn from torch's global generator
     model = DecisionTransformer(config.dt_settings(), len(tokenizer), clusters)
     trainer = DTTrainer(
-        model, tokenizer, clusters, dt_episodes(train), dt_episodes(val), seed=config.seed, device=config.device
+        model, tokenizer, clusters, dt_episodes(train), dt_episodes(val), seed=config.seed, device=config.torch_device()
     )
     run = train_dt(
         folder / RUN,

@@ -20,7 +20,8 @@ Pair = list[dict[str, str]]
 @dataclass(frozen=True)
 class FinetuneSettings:
     """``epochs``, ``learning_rate``, ``batch_size``, ``lora`` (False: full fine-tuning), ``lora_r``,
-    ``max_length`` (tokens per example), ``seed``. CPU-safe defaults: no bf16, no gradient checkpointing."""
+    ``max_length`` (tokens per example), ``seed``. No gradient checkpointing; the device and the precision are
+    the backend's (``sft_precision``)."""
 
     epochs: float = 1.0
     learning_rate: float = 2e-4
@@ -35,6 +36,18 @@ def sft_examples(backend: Any, pairs: list[Pair]) -> list[dict[str, str]]:
     """Prompt/completion examples: the system and user messages as the backend renders them, the plan."""
     eos = backend.tokenizer.eos_token or ""
     return [{"prompt": backend.chat_prompt(pair[:2]), "completion": pair[2]["content"] + eos} for pair in pairs]
+
+
+def sft_precision(backend: Any) -> dict[str, bool]:
+    """The trainer's device and precision settings for ``backend``'s model: the CPU without mixed precision
+    (as before there were GPUs), or its GPU with bf16 when the model is in bfloat16. A float16 model cannot be
+    trained so (fp16 needs float32 master weights): a ``ValueError`` naming what works."""
+    import torch
+
+    dtype = backend.model.dtype
+    if dtype == torch.float16:
+        raise ValueError("dtype float16 cannot be fine-tuned (fp16 training needs float32 weights): use bfloat16")
+    return {"use_cpu": backend.device.type == "cpu", "bf16": dtype == torch.bfloat16, "fp16": False}
 
 
 def finetune(backend: Any, pairs: list[Pair], out: str | Path, settings: FinetuneSettings) -> dict[str, float]:
@@ -56,10 +69,8 @@ def finetune(backend: Any, pairs: list[Pair], out: str | Path, settings: Finetun
         learning_rate=settings.learning_rate,
         per_device_train_batch_size=settings.batch_size,
         max_length=settings.max_length,
-        bf16=False,
-        fp16=False,
+        **sft_precision(backend),
         gradient_checkpointing=False,
-        use_cpu=True,
         report_to=[],
         save_strategy="no",
         logging_steps=1,

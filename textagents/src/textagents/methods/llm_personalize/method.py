@@ -158,7 +158,8 @@ class LLMPersonalizeMethod(Method):
         if self.model_name is not None:
             backend.model_name = self.model_name
         elif self.model_dir is not None:
-            backend.model = TransformersBackend(self._model_path(self.model_dir)).model
+            path = self._model_path(self.model_dir)
+            backend.model = TransformersBackend(path, device=backend.device, dtype=backend.model.dtype).model
 
     def _model_path(self, model_dir: str) -> Path:
         """A checkpoint's model folder; older runs recorded it as an absolute path."""
