@@ -1,0 +1,332 @@
+"""Each method's GPU path, a few time-boxed iterations with paper-sized random models, and the same code on the CPU
+for a small fixed number of steps: throughput and peak GPU memory per part, written to a JSON file as it goes.
+
+No network and no pretrained weights are needed: the LLMs are built from their configs (Flan-T5-large's for
+GLAM, SmolLM2-135M's for LLM-Personalize) with random weights and a tokenizer trained here, and the RL parts
+(ELLM's DQN, LGQD's decision transformer) learn from synthetic inputs of the paper's shapes; BK's PPO runs on
+BabyAI-Text itself. Each part is in its own try/except, so one failure loses only that part.
+
+    python benchmarks/gpu/check.py --device cuda --budget-s 30 --out $OUT/gpu_check.json   # on a GPU machine
+    python benchmarks/gpu/check.py --device cpu --quick --out /tmp/gpu_check.json            # here: tiny sizes
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from textagents.device import resolve_device, resolve_dtype
+
+#: Flan-T5-large's architecture (google/flan-t5-large config.json), GLAM's paper model.
+FLAN_T5_LARGE = {
+    "d_model": 1024,
+    "d_ff": 2816,
+    "d_kv": 64,
+    "num_layers": 24,
+    "num_decoder_layers": 24,
+    "num_heads": 16,
+    "feed_forward_proj": "gated-gelu",
+    "tie_word_embeddings": False,
+    "vocab_size": 32128,
+}
+#: SmolLM2-135M-Instruct's architecture (its config.json), LLM-Personalize's model here.
+SMOLLM2_135M = {
+    "hidden_size": 576,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "max_position_embeddings": 8192,
+    "rope_theta": 100000.0,
+    "tie_word_embeddings": True,
+    "vocab_size": 49152,
+}
+#: The same architectures, small, for --quick.
+QUICK_T5 = {"d_model": 64, "d_ff": 128, "d_kv": 16, "num_layers": 2, "num_heads": 4, "vocab_size": 1000}
+QUICK_LLAMA = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4}
+
+PROMPT = (
+    "You are in a room. Your goal is to go to the red ball. You see a wall 2 steps forward, a red ball 1 step left "
+    "and 2 steps forward, a grey key 3 steps right. Possible actions: turn left, turn right, go forward, pick up, "
+    "drop, toggle. Action:"
+)
+COMMANDS = ["turn left", "turn right", "go forward", "pick up", "drop", "toggle"]
+
+
+def tokenizer_for(texts: list[str]):
+    from textagents.testing import train_tokenizer
+
+    return train_tokenizer([*texts, PROMPT, *COMMANDS])
+
+
+def saved_model(kind: str, sizes: dict[str, Any], folder: Path) -> Path:
+    """A random ``kind`` (t5 / llama) model with ``sizes`` and a tokenizer trained here, saved in ``folder``."""
+    from transformers import LlamaConfig, LlamaForCausalLM, T5Config, T5ForConditionalGeneration
+
+    tokenizer = tokenizer_for([])
+    ids = {"pad_token_id": tokenizer.pad_token_id, "eos_token_id": tokenizer.eos_token_id}
+    torch.manual_seed(0)
+    if kind == "t5":
+        model = T5ForConditionalGeneration(T5Config(**sizes, **ids, decoder_start_token_id=tokenizer.pad_token_id))
+    else:
+        model = LlamaForCausalLM(LlamaConfig(**sizes, **ids, bos_token_id=tokenizer.eos_token_id))
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def cuda_peak() -> float | None:
+    return torch.cuda.max_memory_allocated() / 2**20 if torch.cuda.is_available() else None
+
+
+def timed(step: Callable[[], int], device: str, budget_s: float, max_steps: int) -> tuple[int, float, int]:
+    """Run ``step`` (it returns the units it processed) until ``budget_s`` or ``max_steps``, on CUDA after one
+    warm-up step that is not counted (kernels, allocator): (units, seconds, steps)."""
+    if device != "cpu":
+        step()
+    units, steps, start = 0, 0, time.perf_counter()
+    while steps < max_steps and time.perf_counter() - start < budget_s:
+        units += step()
+        steps += 1
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return units, time.perf_counter() - start, steps
+
+
+# ---------------------------------------------------------------------- parts
+def glam(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
+    """GLAM's PPO on the LLM (lamorel-style Caller): score each env's commands a frame, one PPO update an
+    iteration, with the paper's 32 envs (4 frames each here; on the CPU 8 envs, 1 frame)."""
+    from textagents.llm.lamorel import Caller, LLMSpec
+    from textagents.llm.transformers_backend import ValueHead
+    from textagents.methods.glam.ppo import PPOSettings
+    from textagents.methods.glam.scoring import POLICY, CommandScores
+    from textagents.methods.glam.updater import VALUE, PPOUpdater
+
+    envs, frames_per_env = (4, 2) if quick else (32, 4) if device != "cpu" else (8, 1)  # the CPU: a sample
+    with tempfile.TemporaryDirectory() as folder:
+        path = saved_model("t5", QUICK_T5 if quick else FLAN_T5_LARGE, Path(folder))
+        heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=64 if quick else 1024)}
+        spec = LLMSpec(str(path), heads, device=device, dtype="auto")
+        rng = np.random.default_rng(0)
+        with Caller(spec, PPOUpdater(PPOSettings(epochs=1), micro_batch=8)) as caller:
+
+            def iteration() -> int:
+                contexts = [PROMPT] * envs
+                candidates = [COMMANDS] * envs
+                rows = []
+                for _ in range(frames_per_env):
+                    rows += caller.custom_module_fns([VALUE], contexts, candidates)
+                n = len(rows)
+                caller.update(
+                    [PROMPT] * n,
+                    [COMMANDS] * n,
+                    actions=rng.integers(0, len(COMMANDS), n).tolist(),
+                    logprobs=[-float(np.log(len(COMMANDS)))] * n,
+                    values=[float(r[VALUE][0]) for r in rows],
+                    advantages=rng.normal(size=n).tolist(),
+                    returns=rng.normal(size=n).tolist(),
+                    minibatches=4,
+                    seed=0,
+                )
+                return n
+
+            frames, seconds, steps = timed(iteration, device, budget_s, max_steps)
+    return {"frames_per_s": frames / seconds, "frames": frames, "iterations": steps, "seconds": seconds}
+
+
+def ellm(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
+    """ELLM's DQN (dueling, double, 3-step) at the paper's sizes on synthetic 84x84x4 frames and 384-d caption
+    embeddings: acting and an update every 4 frames, batch 64."""
+    from textagents.methods.ellm.dqn import DQNAgent, DQNSettings
+
+    shape, hidden, text = ((36, 36, 1), 32, 16) if quick else ((84, 84, 4), 512, 384)
+    settings = DQNSettings(buffer_size=20_000, learning_starts=256, epsilon_frames=10**9)
+    agent = DQNAgent(text, 17, settings, frame_shape=shape, hidden=hidden, device=resolve_device(device))
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 255, (256, *shape), dtype=np.uint8)
+    texts = rng.normal(size=(256, text)).astype(np.float32)
+
+    def chunk() -> int:
+        for i in range(64):
+            frame, caption = frames[(agent.frames + i) % 256], texts[(agent.frames + i) % 256]
+            action = agent.act(frame, caption, epsilon=0.0)
+            agent.observe(frame, caption, action, 0.0, frame, caption, False, False)
+        return 64
+
+    while agent.frames < settings.learning_starts:
+        chunk()
+    done, seconds, _ = timed(chunk, device, budget_s, max_steps)
+    return {"frames_per_s": done / seconds, "frames": done, "updates": len(agent.losses), "seconds": seconds}
+
+
+def bk(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
+    """BK's PPO (SB3 with the original's update and policy network) on BabyAI-Text, no shaping: the paper's
+    8 envs x 128 steps an iteration."""
+    import textenvs  # noqa: F401  (registers the envs)
+    from textagents.methods.bk.config import BKConfig
+    from textagents.methods.bk.method import BKMethod
+    from textagents.methods.core.config import config_from_dict
+    from textagents.methods.core.method import RunContext
+
+    settings = {"shaping": "none", "device": device, "eval_episodes": 1}
+    if quick:
+        settings.update(envs=2, steps_per_env=16)
+    config = config_from_dict(BKConfig, settings, "gpu check")
+    with tempfile.TemporaryDirectory() as folder:
+        method = BKMethod(config, RunContext(Path(folder), llm=lambda: None))
+        count = iter(range(1, 10**6))
+        try:
+
+            def iteration() -> int:
+                before = method.frames
+                method.train_iteration(next(count))
+                return method.frames - before
+
+            frames, seconds, steps = timed(iteration, device, budget_s, max_steps)
+        finally:
+            method.close()
+    return {"frames_per_s": frames / seconds, "frames": frames, "iterations": steps, "seconds": seconds}
+
+
+def llm_personalize(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
+    """LLM-Personalize's trl SFT (LoRA) on plans, then the planner's generation, on a SmolLM2-135M-sized model."""
+    from textagents.llm.transformers_backend import TransformersBackend
+    from textagents.methods.llm_personalize.finetune import FinetuneSettings, finetune
+
+    torch_device = resolve_device(device)
+    pairs = [
+        [
+            {"role": "system", "content": "You plan a household robot's tasks."},
+            {"role": "user", "content": f"Room {i}: a cup on the floor, a book on the bed. Where does each go?"},
+            {"role": "assistant", "content": "1. pick up cup\n2. place cup in cabinet\n3. pick up book"},
+        ]
+        for i in range(16)
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        path = saved_model("llama", QUICK_LLAMA if quick else SMOLLM2_135M, Path(folder) / "model")
+        backend = TransformersBackend(path, device=torch_device, dtype=resolve_dtype("auto", torch_device))
+        start = time.perf_counter()
+        losses = finetune(backend, pairs, Path(folder) / "tuned", FinetuneSettings(epochs=1, max_length=256))
+        sft_s = time.perf_counter() - start
+        prompts = [backend.chat_prompt(pair[:2]) for pair in pairs[:8]]
+        max_tokens = 8 if quick else 64
+
+        def generate() -> int:
+            texts = backend.generate(prompts, max_tokens=max_tokens, temperature=0.0)
+            return sum(len(backend.encode(text, special_tokens=False)) for text in texts)
+
+        tokens, seconds, steps = timed(generate, device, budget_s / 2, max_steps)
+    return {
+        "sft_examples_per_s": len(pairs) / sft_s,
+        "sft_seconds": sft_s,
+        "loss_first": losses["loss_first"],
+        "generated_tokens_per_s": tokens / seconds,
+        "generated_tokens": tokens,
+        "generate_calls": steps,
+    }
+
+
+def lgqd(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
+    """LGQD's decision transformer at the paper's sizes (2 layers, 4 heads, 360-d, batch 30, 400 steps) on
+    synthetic episodes of the archive's shapes."""
+    from textagents.methods.lgqd.action_clusters import ActionClusters
+    from textagents.methods.lgqd.config import LGQDConfig
+    from textagents.methods.lgqd.dt import DecisionTransformer, DTTrainer, Episode
+
+    settings = LGQDConfig().dt_settings()
+    steps = 40 if quick else settings.max_steps
+    rng = np.random.default_rng(0)
+    descriptions = [
+        f"the robot drives to the {w} of the {r}" for w in ("left", "right", "door") for r in ("hall", "bed")
+    ]
+    episodes = [
+        Episode(
+            descriptions[i % len(descriptions)],
+            rng.uniform(0, 600, 2),
+            rng.uniform(0, 1, (steps, 5)),
+            rng.uniform(-4, 4, (steps, 2)),
+        )
+        for i in range(120)
+    ]
+    tokenizer = tokenizer_for(descriptions)
+    clusters = ActionClusters(np.tile(np.linspace(-3, 3, 4), (2, 1)))
+    torch.manual_seed(0)
+    model = DecisionTransformer(settings, len(tokenizer), clusters)
+    trainer = DTTrainer(model, tokenizer, clusters, episodes, episodes[:30], seed=0, device=resolve_device(device))
+    count = iter(range(1, 10**6))
+
+    def iteration() -> int:
+        trainer.train_iteration(next(count))
+        return settings.batch_size * settings.steps_per_iteration
+
+    samples, seconds, done = timed(iteration, device, budget_s, max_steps)
+    return {"samples_per_s": samples / seconds, "samples": samples, "steps": done, "seconds": seconds}
+
+
+PARTS = {"glam": glam, "ellm": ellm, "bk": bk, "llm_personalize": llm_personalize, "lgqd": lgqd}
+
+
+# ---------------------------------------------------------------------- driver
+def write_atomic(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(temporary, path)
+
+
+def run_part(name: str, device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    try:
+        result = {"ok": True, **PARTS[name](device, budget_s, quick, max_steps)}
+    except Exception as error:  # one part's failure must not lose the others
+        result = {"ok": False, "error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()[-3000:]}
+    result["wall_s"] = time.perf_counter() - start
+    if resolve_device(device).type == "cuda":
+        result["peak_gpu_mib"] = cuda_peak()
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")) / "gpu_check.json")
+    parser.add_argument("--budget-s", type=float, default=30.0, help="seconds each part times on --device")
+    parser.add_argument("--cpu-steps", type=int, default=1, help="steps each part times on the CPU too (0: none)")
+    parser.add_argument("--quick", action="store_true", help="tiny models (a run here, on the CPU, in a minute)")
+    parser.add_argument("--parts", nargs="+", choices=sorted(PARTS), default=list(PARTS))
+    args = parser.parse_args()
+    device = resolve_device(args.device)
+    report: dict[str, Any] = {
+        "device": str(device),
+        "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+        "torch": torch.__version__,
+        "quick": args.quick,
+        "budget_s": args.budget_s,
+        "parts": {},
+    }
+    for name in args.parts:
+        entry = {str(device): run_part(name, str(device), args.budget_s, args.quick, 10**6)}
+        if device.type == "cuda" and args.cpu_steps:
+            entry["cpu"] = run_part(name, "cpu", args.budget_s, args.quick, args.cpu_steps)
+        report["parts"][name] = entry
+        write_atomic(args.out, report)
+        print(json.dumps({name: {d: {k: v for k, v in r.items() if k != "traceback"} for d, r in entry.items()}}))
+
+
+if __name__ == "__main__":
+    main()
