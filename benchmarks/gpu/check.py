@@ -172,17 +172,18 @@ def ellm(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str,
 
 
 def bk(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
-    """BK's PPO (SB3 with the original's update and policy network) on BabyAI-Text, no shaping: the paper's
-    8 envs x 128 steps an iteration."""
+    """BK's PPO (SB3 with the original's update and policy network) on BabyAI-Text, no shaping: an iteration is
+    one update on the paper's 8 envs x 128 steps."""
     import textenvs  # noqa: F401  (registers the envs)
     from textagents.methods.bk.config import BKConfig
     from textagents.methods.bk.method import BKMethod
     from textagents.methods.core.config import config_from_dict
     from textagents.methods.core.method import RunContext
 
-    settings = {"shaping": "none", "device": device, "eval_episodes": 1}
+    settings: dict[str, Any] = {"shaping": "none", "device": device, "eval_episodes": 1}
     if quick:
-        settings.update(envs=2, steps_per_env=16)
+        settings.update(envs=2, steps_per_env=16, minibatch_size=32)
+    settings["frames_per_iteration"] = settings.get("envs", 8) * settings.get("steps_per_env", 128)  # one update
     config = config_from_dict(BKConfig, settings, "gpu check")
     with tempfile.TemporaryDirectory() as folder:
         method = BKMethod(config, RunContext(Path(folder), llm=lambda: None))
@@ -223,9 +224,10 @@ def llm_personalize(device: str, budget_s: float, quick: bool, max_steps: int) -
         prompts = [backend.chat_prompt(pair[:2]) for pair in pairs[:8]]
         max_tokens = 8 if quick else 64
 
-        def generate() -> int:
-            texts = backend.generate(prompts, max_tokens=max_tokens, temperature=0.0)
-            return sum(len(backend.encode(text, special_tokens=False)) for text in texts)
+        def generate() -> int:  # sampled: a random model's greedy choice can be its end token at once
+            before = backend.usage.completion_tokens
+            backend.generate(prompts, max_tokens=max_tokens, temperature=1.0, seed=0)
+            return backend.usage.completion_tokens - before
 
         tokens, seconds, steps = timed(generate, device, budget_s / 2, max_steps)
     return {

@@ -1,0 +1,36 @@
+"""benchmarks/gpu/check.py's parts run here on the CPU at tiny sizes (the GPU machine runs them at paper sizes)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+CHECK = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu" / "check.py"
+
+
+@pytest.fixture(scope="module")
+def check():
+    spec = importlib.util.spec_from_file_location("gpu_check", CHECK)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("part", "rate"), [("ellm", "frames_per_s"), ("lgqd", "samples_per_s")])
+def test_a_part_runs_and_reports_its_rate(check, part, rate):
+    result = check.run_part(part, "cpu", budget_s=0.1, quick=True, max_steps=1)
+    assert result["ok"], result.get("error")
+    assert result[rate] > 0 and "peak_gpu_mib" not in result
+
+
+def test_a_failing_part_is_recorded_and_the_report_written(check, tmp_path, monkeypatch):
+    def broken(*args):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setitem(check.PARTS, "ellm", broken)
+    result = check.run_part("ellm", "cpu", budget_s=0.1, quick=True, max_steps=1)
+    assert not result["ok"] and result["error"] == "RuntimeError: out of memory"
+    check.write_atomic(tmp_path / "gpu_check.json", {"parts": {"ellm": result}})
+    assert (tmp_path / "gpu_check.json").is_file() and not list(tmp_path.glob(".*.tmp"))
