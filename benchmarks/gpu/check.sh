@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every method's GPU path on a GPU machine with no network (benchmarks/gpu/check.py; docs/guides/gpu.md):
+# Every method's GPU path on a GPU machine with no network (benchmarks/gpu/check.py; docs/gpu.md):
 # installs the wheels benchmarks/gpu/prepare_wheels.sh put in .whl/ (carried there), then runs the check with
 # BUDGET_S seconds a part (default 30) and writes $OUT/gpu_check.json (after each part) and $OUT/gpu_check.log.
 #   bash benchmarks/gpu/check.sh            # from the repo root, with .whl/ beside it
