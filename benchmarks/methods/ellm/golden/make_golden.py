@@ -17,6 +17,20 @@ tests/textagents/methods/test_ellm.py. Not imported by the package.
 - ``ellm_health.json``: ``health_reward`` of text_crafter's ``Env.step`` (text_crafter/text_crafter/env.py:118-132),
   transcribed in ``health_reward`` below: line 132 sets it to 0 whatever the health did, so the wrapper's
   ``reward = health_reward + text_reward`` (goal_wrapper.py:608-609) is the text reward alone.
+- ``ellm_actions.json``: the action spaces. ``BaseTextEnv.action_names``, ``unflatten_ac`` and
+  ``get_action_name`` (text_crafter/text_crafter/text_env.py:14, 77-125), taken out of the file with ``ast``
+  and run unchanged on ``data_text.yaml``'s lists: the names of the ``harder`` space (config.yaml
+  ``action_space_type: harder``) in order, the name each index plays (``step``, text_env.py:61-64), the
+  ``easier`` space's names and ``good_action_names``. Then what each of the 139 actions does in scripted
+  situations: the original's ``Player.update`` (objects.py:103-180, with its ``engine.py`` and the
+  ``constants`` that its ``constants.py`` loads from ``data_text.yaml``) on a 9x9 grass world, the player in the
+  middle facing right at the situation's material and object: both success flags and every change (the tile in
+  front, the object's health, inventory, achievements, position, facing, sleep). The situations are in the
+  file, so the test builds the same ones for ours.
+- ``ellm_weight_init.json``: ``utils.weight_init`` (utils.py:62-71), taken out with ``ast`` and run unchanged by
+  ``Module.apply`` (as ``Critic.__init__``, dqn.py:204) on a small BERT (``transformers``' ``BertModel``, the
+  SBERT's class) whose parameters are all random (``small_bert``), then initialised at
+  ``torch.manual_seed(0)``: each parameter's name, whether it changed, and its values.
 
     python benchmarks/methods/ellm/golden/make_golden.py /work/.mirror/yuqingd+ellm/repo
 """
@@ -24,9 +38,11 @@ tests/textagents/methods/test_ellm.py. Not imported by the package.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 COMMIT = "e068cf464d3808aa7ba97f4dcf9667b1721c9b43"
@@ -115,6 +131,207 @@ def health_reward(health: int, last_health: int, dying: bool) -> float:
     return reward
 
 
+def _show(repo: str, path: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", repo, "show", f"{COMMIT}:{path}"], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _functions(source: str, names: tuple[str, ...], owner: str | None = None) -> list[ast.stmt]:
+    """The top-level statements (or those of class ``owner``) named ``names``, in the file's order."""
+    body = ast.parse(source).body
+    if owner is not None:
+        body = next(n for n in body if isinstance(n, ast.ClassDef) and n.name == owner).body
+    return [
+        n
+        for n in body
+        if (isinstance(n, ast.FunctionDef) and n.name in names)
+        or (isinstance(n, ast.Assign) and any(getattr(t, "id", None) in names for t in n.targets))
+    ]
+
+
+def original_text_crafter(repo: str, where: Path):
+    """The original's ``constants`` (its ``constants.py`` loads ``data_text.yaml`` into module globals),
+    ``engine`` and ``objects`` modules, importable from ``where``."""
+    import types
+
+    import yaml
+
+    package = where / "text_crafter" / "text_crafter"
+    package.mkdir(parents=True)
+    (where / "text_crafter" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")  # its own imports the gym envs, which need none of this
+    for name in ("engine.py", "objects.py"):
+        (package / name).write_text(_show(repo, f"text_crafter/text_crafter/{name}"))
+    constants = types.ModuleType("text_crafter.text_crafter.constants")
+    constants.__dict__.update(yaml.safe_load(_show(repo, "text_crafter/text_crafter/data_text.yaml")))
+    sys.modules[constants.__name__] = constants
+    sys.path.insert(0, str(where))
+    return (
+        constants,
+        importlib.import_module("text_crafter.text_crafter.engine"),
+        importlib.import_module("text_crafter.text_crafter.objects"),
+    )
+
+
+def original_action_space(repo: str, constants) -> type:
+    """``BaseTextEnv``'s action naming (text_env.py), its methods unchanged, on a bare class."""
+    source = _show(repo, "text_crafter/text_crafter/text_env.py")
+    module = ast.Module(_functions(source, ("VERB_ONLY",)), [])
+    methods = _functions(source, ("action_names", "unflatten_ac", "get_action_name"), owner="BaseTextEnv")
+    module.body.append(ast.ClassDef(name="TextEnvNaming", bases=[], keywords=[], body=methods, decorator_list=[]))
+    ast.fix_missing_locations(module)
+    namespace: dict = {"constants": constants}
+    exec(compile(module, "text_env.py", "exec"), namespace)  # trusted: the pinned original's own functions
+    return namespace["TextEnvNaming"]
+
+
+#: The situations in front of the player (facing right in the middle of a 9x9 grass world) for
+#: ``ellm_actions.json``; ``nearby``: materials on the tiles left of and above the player.
+ACTION_SITUATIONS = [
+    {"front": "grass"},
+    {"front": "tree"},
+    {"front": "water", "inventory": {"drink": 5}},
+    {"front": "stone", "inventory": {"wood_pickaxe": 1}},
+    {"front": "iron", "inventory": {"wood_pickaxe": 1, "stone_pickaxe": 1}},
+    {"front": "grass", "object": "cow"},
+    {"front": "grass", "object": "zombie"},
+    {"front": "grass", "object": "ripe plant"},
+    {
+        "front": "grass",
+        "inventory": {"wood": 5, "stone": 5, "coal": 1, "iron": 1, "sapling": 1, "wood_pickaxe": 1, "energy": 5},
+        "nearby": ["table", "furnace"],
+    },
+]
+CENTRE, FRONT, NEARBY = (4, 4), (5, 4), [(3, 4), (4, 3)]
+
+
+def original_outcome(constants, engine, objects, situation: dict, action: str) -> dict:
+    """One ``Player.update`` of the original on ``situation``; what changed."""
+    world = engine.World((9, 9), constants.materials, (12, 12), 0)
+    for x in range(9):
+        for y in range(9):
+            world[(x, y)] = "grass"
+    for pos, material in zip(NEARBY, situation.get("nearby", []), strict=False):
+        world[pos] = material
+    world[FRONT] = situation["front"]
+    player = objects.Player(world, CENTRE)
+    world.add(player)
+    player.facing = (1, 0)
+    player.inventory.update(situation.get("inventory", {}))
+    kind = situation.get("object")
+    if kind is not None:
+        cls = {"cow": objects.Cow, "zombie": objects.Zombie, "ripe plant": objects.Plant}[kind]
+        obj = cls(world, FRONT, player) if kind == "zombie" else cls(world, FRONT)
+        if kind == "ripe plant":
+            obj.grown = 301
+        world.add(obj)
+    inventory, achievements = dict(player.inventory), dict(player.achievements)
+    player.action = action
+    success, eval_success = player.update()
+    return outcome(world, player, inventory, achievements, success, eval_success)
+
+
+def outcome(world, player, inventory: dict, achievements: dict, success: bool, eval_success: bool) -> dict:
+    """What a step changed, in the terms both implementations share: the success flags, then only what
+    differs from the situation before the step (the tile and object in front, inventory and achievement
+    increments, position, facing, sleep)."""
+    material, obj = world[FRONT]
+    changes = {
+        "front": material,
+        "object_health": None if obj is None else int(obj.health),
+        "inventory": {k: v - inventory[k] for k, v in player.inventory.items() if v != inventory[k]},
+        "achievements": {k: v - achievements[k] for k, v in player.achievements.items() if v != achievements[k]},
+        "pos": [int(p) for p in player.pos],
+        "facing": [int(f) for f in player.facing],
+        "sleeping": bool(player.sleeping),
+    }
+    return {"flags": f"{int(success)}{int(eval_success)}", "changes": changes}
+
+
+def changed(outcomes: dict[str, dict]) -> dict[str, dict]:
+    """Each action's changes that differ from ``do nothing``'s (the same step with no game action)."""
+    base = outcomes["do nothing"]["changes"]
+    return {
+        action: diff
+        for action, o in outcomes.items()
+        if (diff := {k: v for k, v in o["changes"].items() if v != base[k]})
+    }
+
+
+def original_actions(repo: str) -> dict:
+    with tempfile.TemporaryDirectory() as where:
+        constants, engine, objects = original_text_crafter(repo, Path(where))
+        naming = original_action_space(repo, constants)
+        harder = naming()
+        harder.action_space_type = "harder"
+        names = harder.action_names
+        played = [harder.get_action_name(harder.unflatten_ac(i)) for i in range(len(names))]
+        situations = []
+        for situation in ACTION_SITUATIONS:
+            outcomes = {a: original_outcome(constants, engine, objects, situation, a) for a in names}
+            situations.append(
+                {
+                    **situation,
+                    "flags": [outcomes[a]["flags"] for a in names],
+                    "nothing": outcomes["do nothing"]["changes"],
+                    "changed": changed(outcomes),
+                }
+            )
+        return {
+            "commit": COMMIT,
+            "harder": names,
+            "harder_played": played,
+            "easier": list(constants.actions),
+            "good_actions": list(constants.good_actions),
+            "situations": situations,
+        }
+
+
+def original_weight_init(repo: str):
+    namespace: dict = {}
+    source = ast.Module(_functions(_show(repo, "utils.py"), ("weight_init",)), [])
+    exec(compile(source, "utils.py", "exec"), {"nn": __import__("torch").nn}, namespace)  # trusted: the original's
+    return namespace["weight_init"]
+
+
+def small_bert():
+    """A 2-layer BERT of width 8 (the SBERT's class, ``BertModel``) whose parameters, biases and LayerNorms
+    included, are all drawn from N(0, 1) after it is built, standing for pretrained weights; all at
+    ``torch.manual_seed(1)``."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(1)
+    config = BertConfig(
+        vocab_size=16,
+        hidden_size=8,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=12,
+        max_position_embeddings=10,
+    )
+    model = BertModel(config).eval()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.normal_()
+    return model
+
+
+def weight_init_cases(repo: str) -> dict:
+    import torch
+
+    model = small_bert()
+    before = {k: v.detach().clone() for k, v in model.named_parameters()}
+    torch.manual_seed(0)
+    model.apply(original_weight_init(repo))
+    cases = [
+        {"name": k, "changed": not torch.equal(before[k], v), "values": v.detach().flatten().tolist()}
+        for k, v in model.named_parameters()
+    ]
+    return {"commit": COMMIT, "torch": torch.__version__, "build_seed": 1, "init_seed": 0, "cases": cases}
+
+
 def main(repo: str) -> None:
     parse = parse_response_of_original(repo)
     parsed = []
@@ -142,6 +359,8 @@ def main(repo: str) -> None:
         for h, last, d in HEALTH_CASES
     ]
     OUT.joinpath("ellm_health.json").write_text(json.dumps({"commit": COMMIT, "cases": health}, indent=1) + "\n")
+    OUT.joinpath("ellm_actions.json").write_text(json.dumps(original_actions(repo)) + "\n")
+    OUT.joinpath("ellm_weight_init.json").write_text(json.dumps(weight_init_cases(repo)) + "\n")
 
 
 if __name__ == "__main__":
