@@ -16,7 +16,7 @@ import textenvs  # noqa: F401
 from textagents.methods.ellm.dqn import DuelingQNetwork
 from textagents.methods.ellm.goals import Caption, NoGoals
 from textagents.methods.ellm.joint import JointEmbedder, joined_ids
-from textagents.methods.ellm.reward import EllmReward
+from textagents.methods.ellm.reward import EllmReward, goal_string
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "ellm" / "smoke.yaml"
@@ -70,10 +70,13 @@ def test_goal_conditioning_is_joint_by_default_and_separate_as_an_option(tmp_pat
         method = EllmMethod(load_config(EllmConfig, SMOKE, options), RunContext(tmp_path, lambda: pytest.fail("LLM")))
         method._start_episode()
         text = method._text(method.obs, method.info)
-        shapes[encoding] = (text.shape, method.agent.online.text.in_features, "goals" in method.obs)
+        shapes[encoding] = (text.shape, method.agent.online.text.in_features)
         if encoding == "joint":
             np.testing.assert_allclose(text, method.joint(Caption.of(method.info), method.info["goals"]))
-    assert shapes == {"joint": ((384,), 384, False), "separate": ((768,), 768, True)}
+        else:  # both by the DQN's encoder
+            goals = method.dqn_embed([goal_string(method.info["goals"])])[0]
+            np.testing.assert_allclose(text, np.concatenate([method.dqn_embed([method.obs["text"]])[0], goals]))
+    assert shapes == {"joint": ((384,), 384), "separate": ((768,), 768)}
     assert EllmConfig().goal_encoding == "joint"
     with pytest.raises(ValueError, match="goal_encoding"):
         load_config(EllmConfig, SMOKE, {"goal_encoding": "concat"})

@@ -137,11 +137,11 @@ def test_the_uniform_baseline_names_every_action_and_pays_attempts(tmp_path, opt
     from textagents.methods.core.method import RunContext
     from textagents.methods.ellm.config import EllmConfig
     from textagents.methods.ellm.method import EllmMethod
-    from textenvs.envs.crafter_text.ellm_rules import ELLM_ACTIONS
+    from textenvs.envs.crafter_text.ellm_rules import HARD_ACTIONS
 
     config = load_config(EllmConfig, SMOKE, {"goal_source": "uniform", **options})
     method = EllmMethod(config, RunContext(tmp_path, lambda: pytest.fail("no LLM")))
-    assert method.source.names == ELLM_ACTIONS and method.source.count == count
+    assert method.source.names == HARD_ACTIONS and method.source.count == count  # the harder space's 139
     assert method.env.check_action_success is checks
     assert load_config(EllmConfig, SMOKE, {}).checks_action_success  # the oracle checks success
     with pytest.raises(ValueError, match="uniform_goals must be >= 1 or null"):
@@ -165,6 +165,7 @@ def test_paper_yaml_and_the_defaults_are_the_originals_dqn(tmp_path):
         assert (config.buffer_size, config.learning_starts, config.target_update_every) == (5_000_000, 5000, 8000)
         assert (config.adam_eps, config.max_grad_norm, config.frame_shape) == (1e-8, None, (84, 84, 4))
         assert (config.hidden, config.head_layers, config.time_limit_terminal) == (512, 2, True)
+        assert (config.action_space, config.dqn_encoder_init) == ("harder", "original")
     assert paper.frames_per_iteration * paper.iterations == 5_000_000 and paper.eval_episodes == 10
 
 
@@ -179,7 +180,7 @@ def test_the_network_and_optimizer_are_the_originals(tmp_path):
     net = method.agent.online
     assert net.conv[0].in_channels == 4
     linears = [m for m in net.advantage if isinstance(m, torch.nn.Linear)]
-    assert [(m.in_features, m.out_features) for m in linears[1:]] == [(512, 512), (512, 27)]
+    assert [(m.in_features, m.out_features) for m in linears[1:]] == [(512, 512), (512, 139)]  # the harder space
     assert linears[0].out_features == 512 and net.value[-1].out_features == 1
     group = method.agent.optimizer.param_groups[0]
     assert group["eps"] == 1e-8 and group["lr"] == 6.25e-5

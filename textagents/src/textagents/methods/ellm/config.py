@@ -10,11 +10,15 @@ from textagents.methods.ellm.prompt import PARSING
 
 GOAL_SOURCES = ("none", "uniform", "oracle", "llm")
 GOAL_ENCODINGS = ("joint", "separate")
+ACTION_SPACES = ("harder", "easier")
+DQN_ENCODER_INITS = ("original", "pretrained")
 
 
 @dataclass(frozen=True)
 class EllmConfig(MethodConfig):
-    """Each iteration plays ``frames_per_iteration`` frames of ``env_id`` with the DQN agent rewarded by
+    """Each iteration plays ``frames_per_iteration`` frames of ``env_id`` in its ``action_space``
+    (``harder``, the original's ``action_space_type``: 139 actions, each verb with each noun, ``hard=True``;
+    ``easier``: its 27 valid actions) with the DQN agent rewarded by
     ELLM's intrinsic reward for the goals of ``goal_source`` (``none``: no goals; ``uniform``; ``oracle``:
     SimpleOracle; ``llm``: the run's model, with the prompt of ``prompt_source``: ``ours`` or the
     ``original``'s, downloaded, answers cut at ``llm_max_tokens``: the original's 200, read as
@@ -28,12 +32,16 @@ class EllmConfig(MethodConfig):
     bootstrap, as the original (``false``: bootstrap from it, the textbook treatment of a truncation).
     ``goal_conditioned`` adds the goals to the agent's input: ``goal_encoding`` ``joint``, as the original,
     one sentence-encoder pass over the caption's and the goal string's tokens together (``joint.py``);
-    ``separate`` (ours) the caption's and the goal string's embeddings side by side. DQN: the original's ``config.yaml``
+    ``separate`` (ours) the caption's and the goal string's embeddings side by side. The DQN's sentence encoder
+    is a copy of the reward's: ``dqn_encoder_init`` ``original`` re-initialises its linear layers as the
+    original's ``Critic`` does (orthogonal, zero biases; embeddings and LayerNorms kept), ``pretrained`` keeps
+    them (ours; the reward's encoder is used). DQN: the original's ``config.yaml``
     (``learning_rate``, ``n_steps``, ..., ``frame_size`` 84, ``greyscale``, ``frame_stack`` 4, heads of
     ``head_layers`` hidden layers of ``hidden`` units). Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``,
     counting achievements."""
 
     env_id: str = "Crafter-Text-ELLM-v0"
+    action_space: str = "harder"
     goal_source: str = "llm"
     prompt_source: str = "ours"
     answer_parsing: str = "original"
@@ -45,6 +53,7 @@ class EllmConfig(MethodConfig):
     time_limit_terminal: bool = True
     goal_conditioned: bool = False
     goal_encoding: str = "joint"
+    dqn_encoder_init: str = "original"
     frames_per_iteration: int = 10_000
     learning_rate: float = 6.25e-5
     gamma: float = 0.99
@@ -70,6 +79,11 @@ class EllmConfig(MethodConfig):
     def frame_shape(self) -> tuple[int, int, int]:
         """What the network sees: ``frame_stack`` frames of ``frame_size`` pixels, greyscale or RGB."""
         return (self.frame_size, self.frame_size, self.frame_stack * (1 if self.greyscale else 3))
+
+    @property
+    def hard_actions(self) -> bool:
+        """The env's ``hard`` argument."""
+        return self.action_space == "harder"
 
     @property
     def joint_goal_input(self) -> bool:
@@ -99,6 +113,8 @@ class EllmConfig(MethodConfig):
         self.require_choice("goal_source", GOAL_SOURCES)
         self.require_choice("answer_parsing", PARSING)
         self.require_choice("goal_encoding", GOAL_ENCODINGS)
+        self.require_choice("action_space", ACTION_SPACES)
+        self.require_choice("dqn_encoder_init", DQN_ENCODER_INITS)
         self.require_positive(
             "llm_max_tokens",
             "frames_per_iteration",

@@ -47,15 +47,24 @@ def _head(features: int, hidden: int, layers: int, out: int) -> nn.Sequential:
     return nn.Sequential(*parts, nn.Linear(sizes[-1], out))
 
 
-def original_init(module: nn.Module) -> None:
-    """The original's ``utils.weight_init`` (utils.py:62-71): orthogonal weights (a ReLU's gain for convolutions),
-    zero biases."""
-    if isinstance(module, nn.Linear):
-        nn.init.orthogonal_(module.weight)
-        nn.init.zeros_(module.bias)
-    elif isinstance(module, nn.Conv2d):
-        nn.init.orthogonal_(module.weight, nn.init.calculate_gain("relu"))
-        nn.init.zeros_(module.bias)
+def original_init(module: nn.Module, generator: torch.Generator | None = None) -> None:
+    """The original's ``utils.weight_init`` (utils.py:62-71), for ``Module.apply``: orthogonal weights (a ReLU's
+    gain for convolutions), zero biases; drawn from ``generator`` (default: torch's global one, as the original)."""
+    if isinstance(module, nn.Linear | nn.Conv2d):
+        gain = nn.init.calculate_gain("relu") if isinstance(module, nn.Conv2d) else 1.0
+        with torch.no_grad():
+            nn.init.orthogonal_(module.weight, gain, generator=generator)
+            if module.bias is not None:
+                module.bias.zero_()
+
+
+def reinitialise_as_original(encoder: nn.Module, seed: int) -> None:
+    """What the original's ``Critic.__init__`` (dqn.py:204) does to the sentence encoder inside the DQN: every
+    ``nn.Linear`` re-initialised by ``original_init`` (embeddings and LayerNorms keep their pretrained values).
+    The original drew from the global RNG between the network's own layers (and twice: the target critic,
+    built on the same encoder, re-initialised it again); here a generator seeded with ``seed`` draws them."""
+    generator = torch.Generator().manual_seed(seed)
+    encoder.apply(lambda module: original_init(module, generator))
 
 
 class DuelingQNetwork(nn.Module):

@@ -21,7 +21,7 @@ from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
 from textagents.methods.core.run_dir import Checkpoint
 from textagents.methods.ellm.config import EllmConfig
-from textagents.methods.ellm.dqn import DQNAgent, DQNSettings
+from textagents.methods.ellm.dqn import DQNAgent, DQNSettings, reinitialise_as_original
 from textagents.methods.ellm.goals import (
     Caption,
     GoalSource,
@@ -33,7 +33,7 @@ from textagents.methods.ellm.goals import (
 )
 from textagents.methods.ellm.joint import JointEmbedder
 from textagents.methods.ellm.prompt import SAMPLING
-from textagents.methods.ellm.reward import EllmReward
+from textagents.methods.ellm.reward import EllmReward, goal_string
 from textenvs.envs.crafter_text.metrics import crafter_score, success_rates
 
 EVAL_SEED_OFFSET = 1_000_000
@@ -49,15 +49,19 @@ class EllmMethod(Method):
         super().__init__(config, context)
         from textagents.sb3.features import SentenceEmbedder
 
-        self.embed = SentenceEmbedder()
-        self.joint = JointEmbedder(self.embed) if config.joint_goal_input else None
+        self.embed = SentenceEmbedder()  # the reward's, pretrained
+        self.dqn_embed = self.embed
+        if config.dqn_encoder_init == "original":  # a copy, with its own cache
+            self.dqn_embed = SentenceEmbedder()
+            reinitialise_as_original(self.dqn_embed.model, seed=config.seed)
+        self.joint = JointEmbedder(self.dqn_embed) if config.joint_goal_input else None
         self._source: GoalSource | None = None  # built on first use: an LLM source records into the run
         self._train_env: EllmReward | None = None
         self.obs: dict[str, Any] | None = None
-        probe = gym.make(config.env_id, action_mode="discrete")
+        probe = self._make_env(action_mode="discrete")
         actions = int(probe.action_space.n)
         probe.close()
-        text_size = self.embed.dim * (2 if config.separate_goal_input else 1)
+        text_size = self.dqn_embed.dim * (2 if config.separate_goal_input else 1)
         settings = DQNSettings(
             learning_rate=config.learning_rate,
             gamma=config.gamma,
@@ -109,35 +113,37 @@ class EllmMethod(Method):
         if self.config.goal_source == "oracle":
             return SimpleOracle()
         if self.config.goal_source == "uniform":
-            probe = gym.make(self.config.env_id)
+            probe = self._make_env()
             names = probe.unwrapped.vocabulary.commands
             probe.close()
             return UniformGoals(names, self.config.uniform_goals, seed=self.config.seed)
         return NoGoals()
 
+    def _make_env(self, **kwargs: Any) -> gym.Env:
+        """``env_id`` in the configured action space."""
+        return gym.make(self.config.env_id, hard=self.config.hard_actions, **kwargs)
+
     def _env(self, keep_env_reward: bool) -> EllmReward:
-        env = gym.make(
-            self.config.env_id, obs_mode="text+pixels", action_mode="discrete", image_size=self.config.frame_size
-        )
+        env = self._make_env(obs_mode="text+pixels", action_mode="discrete", image_size=self.config.frame_size)
         return EllmReward(
             env,
             self.source,
             self.embed,
             threshold=self.config.threshold,
             keep_env_reward=keep_env_reward,
-            goal_observation=self.config.separate_goal_input,
             check_action_success=self.config.checks_action_success,
         )
 
     def _text(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
-        """The network's text input: the caption's embedding; goal-conditioned, the joint embedding of the
-        caption and the goal string (``joint``) or the goal string's embedding after the caption's."""
+        """The network's text input, by the DQN's sentence encoder: the caption's embedding; goal-conditioned,
+        the joint embedding of the caption and the goal string (``joint``) or the goal string's embedding after
+        the caption's."""
         if self.joint is not None:
             return self.joint(Caption.of(info), info["goals"])
-        parts = [self.embed([obs["text"]])[0]]
+        texts = [obs["text"]]
         if self.config.separate_goal_input:
-            parts.append(obs["goals"])
-        return np.concatenate(parts).astype(np.float32)
+            texts.append(goal_string(info["goals"]))
+        return self.dqn_embed(texts).reshape(-1).astype(np.float32)
 
     def _frame(self, image: np.ndarray) -> np.ndarray:
         """The original's greyscale: the channels' mean, truncated to uint8 (crafter_env.py:94-102)."""
