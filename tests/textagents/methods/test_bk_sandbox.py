@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tests.textagents.methods.sandbox_support import needs_bubblewrap
-from textagents.methods.bk import isolation
+from textagents.methods.bk import isolation, sandbox
 from textagents.methods.bk.isolation import UNSAFE_LOCAL_EXEC, SandboxUnavailableError, choose_isolation
 from textagents.methods.bk.sandbox import SandboxedPotential, UnsafeCodeError, check_code
 from textagents.methods.bk.shaping import MAX_ABS_PHI, PotentialShaping
@@ -201,6 +201,75 @@ def test_forged_or_broken_replies_are_counted_and_restart_the_process(reply, the
         assert potential.phi("forge") == 0.0 and getattr(potential.stats, counted) == 1
         assert potential.stats.failures == 1
         assert potential.phi("y") == 2.0 and potential.stats.restarts == 1
+
+
+BATCH = """
+def potential(o):
+    if o == "raise":
+        raise ValueError("no")
+    if o == "nan":
+        return float("nan")
+    if o == "inf":
+        return float("inf")
+    if o == "huge":
+        return 1e7
+    while o == "loop":
+        pass
+    return float(len(o))
+"""
+
+
+@needs_bubblewrap
+def test_a_batch_is_one_round_trip_and_each_failure_is_counted_for_its_own_item():
+    batch = ["a", "raise", "bb", "nan", "inf", "huge", "ccc", "loop", "dddd"]
+    with SandboxedPotential(BATCH, timeout_s=0.5) as potential:
+        results = potential.evaluate(batch)
+        assert [r.value for r in results] == [1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0, 0.0, 4.0]
+        failures = [None, "errors", None, "invalid", "invalid", "invalid", None, "timeouts", None]
+        assert [r.failure for r in results] == failures
+        stats = potential.stats
+        counts = (stats.calls, stats.failures, stats.errors, stats.invalid, stats.timeouts, stats.crashes)
+        assert counts == (9, 5, 1, 3, 1, 0)
+        # the loop ended the process: the item after it went to a new one, in a second request
+        assert stats.restarts == 1 and stats.batches == 2
+        assert [r.value for r in potential.evaluate(["ee", "f"])] == [2.0, 1.0] and stats.batches == 3
+
+
+@needs_bubblewrap
+def test_a_long_list_is_sent_as_several_requests(monkeypatch):
+    monkeypatch.setattr(sandbox, "MAX_BATCH", 3)
+    with SandboxedPotential(BATCH) as potential:
+        assert potential.phi("xy") == 2.0
+        assert [r.value for r in potential.evaluate(["a" * n for n in range(1, 8)])] == [1, 2, 3, 4, 5, 6, 7]
+        assert potential.stats.batches == 1 + 3 and potential.stats.calls == 8
+
+
+def _frame(body: bytes) -> str:
+    """A Python expression for ``body`` framed as a reply."""
+    return f"struct.pack('>I', {len(body)}) + {body!r}"
+
+
+@needs_bubblewrap
+@pytest.mark.parametrize(
+    ("reply", "then", "counted"),
+    [
+        ("struct.pack('>I', 2 ** 31)", "return 1.0", "crashes"),  # a frame longer than any reply may be
+        # a well-formed reply for this item, but over the cap on one reply
+        (_frame(b'{"id": 1, "index": 1, "phi": 1.0, "pad": "' + b"y" * 5000 + b'"}'), "return 1.0", "crashes"),
+        (_frame(b"nope!"), "return 1.0", "crashes"),  # not JSON
+        (_frame(b'{"id": 1, "phi": 9.0}'), "return 1.0", "crashes"),  # no item
+        (_frame(b'{"id": 1, "index": 3, "phi": 9.0}'), "return 1.0", "crashes"),  # a later item's, before its own
+        ("struct.pack('>I', 100) + b'{}'", "while True: pass", "timeouts"),  # a frame that never completes
+    ],
+)
+def test_a_hostile_reply_inside_a_batch_costs_only_its_own_item(reply, then, counted):
+    with _escaped(_forging(reply, then), timeout_s=0.5) as potential:
+        results = potential.evaluate(["a", "forge", "b", "c"])
+        assert [r.value for r in results] == [2.0, 0.0, 2.0, 2.0]
+        assert [r.failure for r in results] == [None, counted, None, None]
+        stats = potential.stats
+        assert stats.failures == 1 and getattr(stats, counted) == 1 and stats.restarts == 1
+        assert stats.last_error.startswith("crash: a reply" if counted == "crashes" else "timeout")
 
 
 @needs_bubblewrap

@@ -14,12 +14,14 @@ Layers, outermost first; only the first is a security boundary, the others filte
    imports, compile and exec; the code runs with reduced builtins. Code that reaches ``sys`` (through
    ``collections._sys``, say) can undo this layer: it is a filter, not a boundary.
 4. The protocol: length-prefixed JSON frames, requests on the process's stdin and replies on a dedicated pipe
-   (its stdout and stderr go nowhere), each reply carrying its request's id, at most ``MAX_REPLY_BYTES``,
-   read under a deadline. A reply that is late, oversized, malformed or for another request ends the
-   process (restarted on the next call). Φ must be a finite number with ``|Φ| <= MAX_ABS_PHI``.
+   (its stdout and stderr go nowhere). A request carries a batch of observations (at most ``MAX_BATCH``) and
+   is answered item by item: each reply carries its request's id and its item's index, is at most
+   ``MAX_REPLY_BYTES`` and is read under its own deadline (``timeout_s`` from the previous reply). A reply
+   that is late, oversized, malformed or for another request or item ends the process; the batch's
+   remaining items go to a new one. Φ must be a finite number with ``|Φ| <= MAX_ABS_PHI``.
 
-Every failure gives Φ = 0 and is counted by kind: errors raised by the code, timeouts, crashes (the process
-died or broke the protocol) and invalid values.
+Every failure gives Φ = 0 and is counted by kind, per item: errors raised by the code, timeouts, crashes
+(the process died or broke the protocol) and invalid values.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ import signal
 import struct
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from textagents.methods.bk.isolation import BUBBLEWRAP, ISOLATIONS, runner_command
 from textagents.methods.bk.shaping import MAX_ABS_PHI, valid_potential
@@ -67,7 +70,12 @@ FORBIDDEN_NAMES = frozenset(
 ENTRY_POINT = "potential"
 #: A frame's header: the length of the JSON that follows (the runner's ``HEADER``).
 FRAME_HEADER = struct.Struct(">I")
+#: The most bytes one reply (one item's) may have.
 MAX_REPLY_BYTES = 4096
+#: The most observations one request carries; a longer list is sent as several requests.
+MAX_BATCH = 256
+#: The most bytes read from the reply pipe at once (replies that arrive together are read together).
+READ_CHUNK = 1 << 16
 MAX_ERROR_CHARS = 300
 STARTUP_TIMEOUT_S = 10.0
 
@@ -106,28 +114,40 @@ class ProtocolError(Exception):
 
 @dataclass
 class SandboxStats:
-    calls: int = 0
+    calls: int = 0  # observations evaluated
+    batches: int = 0  # requests sent: round trips to the process
     failures: int = 0  # every call that gave Φ = 0 by failing: the four kinds below
     errors: int = 0  # raised by the code, or refused by the in-process filter
     timeouts: int = 0
     crashes: int = 0  # the process died or broke the protocol
     invalid: int = 0  # not a finite number within ±MAX_ABS_PHI
     restarts: int = 0
+    impure: int = (
+        0  # samples that the labelling's check (``code_potential.try_potential``) saw answered twice differently
+    )
     seconds: float = 0.0
     last_error: str = ""
 
     def as_dict(self) -> dict[str, float]:
-        counts = ("calls", "failures", "errors", "timeouts", "crashes", "invalid", "restarts")
+        counts = ("calls", "batches", "failures", "errors", "timeouts", "crashes", "invalid", "restarts", "impure")
         return {
             **{name: getattr(self, name) for name in counts},
             "seconds_per_call": self.seconds / self.calls if self.calls else 0.0,
         }
 
 
+class Evaluation(NamedTuple):
+    """One observation's Φ, and the kind of failure (a ``SandboxStats`` count) that made it 0, if any."""
+
+    value: float
+    failure: str | None = None
+
+
 class SandboxedPotential:
     """``potential(observation) -> float`` from LLM-written ``source``, run in the sandbox process.
 
-    Called as a potential (``obj(obs, info)``: the observation's text). ``isolation`` is ``bubblewrap`` (the
+    Called as a potential (``obj(obs, info)``: the observation's text); ``evaluate`` takes a list of texts in
+    one round trip. ``isolation`` is ``bubblewrap`` (the
     OS boundary) or ``unsafe-local-exec`` (none: only when the user asked for it). ``check=False`` skips the
     static check and ``restrict=False`` the in-process filter, for tests that show the OS boundary stops what
     those layers would have refused.
@@ -155,6 +175,7 @@ class SandboxedPotential:
         self.start_failure: tuple[str, str] | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._replies = -1
+        self._received = bytearray()  # read from the reply pipe, not yet taken as a reply
         self._request_id = 0
         self._start()
 
@@ -220,63 +241,82 @@ class SandboxedPotential:
         return reply
 
     def _read_exactly(self, size: int, deadline: float) -> bytes:
-        data = b""
-        while len(data) < size:
+        while len(self._received) < size:
             if not _wait(self._replies, selectors.EVENT_READ, deadline):
                 raise TimeoutError("no reply in time")
             try:
-                chunk = os.read(self._replies, size - len(data))
+                chunk = os.read(self._replies, max(READ_CHUNK, size - len(self._received)))
             except BlockingIOError:
                 continue
             if not chunk:
                 raise ProtocolError("the sandbox process died")
-            data += chunk
+            self._received += chunk
+        data = bytes(self._received[:size])
+        del self._received[:size]
         return data
 
-    def _fail(self, kind: str, error: str) -> float:
+    def _fail(self, kind: str, error: str) -> Evaluation:
         setattr(self.stats, kind, getattr(self.stats, kind) + 1)
         self.stats.failures += 1
         self.stats.last_error = error[:MAX_ERROR_CHARS]
-        return 0.0
+        return Evaluation(0.0, kind)
 
     def __call__(self, obs: Any, info: dict[str, Any] | None = None) -> float:
-        text = obs["text"] if isinstance(obs, dict) else str(obs)
-        return self.phi(text)
+        return self.phi(observation_text(obs))
 
     def phi(self, observation: str) -> float:
         """Φ of ``observation``, or 0 when the code fails, times out, crashes or returns no valid number."""
-        self.stats.calls += 1
+        return self.evaluate([observation])[0].value
+
+    def evaluate(self, observations: Sequence[str]) -> list[Evaluation]:
+        """Φ of each of ``observations`` (0 where it failed, with the failure's kind), ``MAX_BATCH`` to a
+        request. After a timeout or a crash the process is restarted for the items that follow."""
+        self.stats.calls += len(observations)
         start = time.perf_counter()
+        results: list[Evaluation] = []
         try:
-            if self._process is None and self.start_failure is None:
-                self.stats.restarts += 1
-                self._start()
-            if self.start_failure is not None:
-                return self._fail(*self.start_failure)
-            return self._call(observation)
+            while len(results) < len(observations):
+                if self._process is None and self.start_failure is None:
+                    self.stats.restarts += 1
+                    self._start()
+                if self.start_failure is not None:
+                    results.append(self._fail(*self.start_failure))
+                    continue
+                results += self._batch(observations[len(results) : len(results) + MAX_BATCH])
+            return results
         finally:
             self.stats.seconds += time.perf_counter() - start
 
-    def _call(self, observation: str) -> float:
+    def _batch(self, observations: Sequence[str]) -> list[Evaluation]:
+        """One request for ``observations``: their evaluations up to and including the first that timed out
+        or broke the protocol (which ends the process), or all of them."""
         self._request_id += 1
+        self.stats.batches += 1
+        results: list[Evaluation] = []
         deadline = time.monotonic() + self.timeout_s
         try:
-            self._send({"id": self._request_id, "observation": observation}, deadline)
-            reply = self._receive(deadline)
-            if reply.get("id") != self._request_id:
-                raise ProtocolError("a reply to another request")
+            self._send({"id": self._request_id, "observations": list(observations)}, deadline)
+            for index in range(len(observations)):
+                reply = self._receive(deadline)
+                if reply.get("id") != self._request_id or reply.get("index") != index:
+                    raise ProtocolError("a reply to another request or item")
+                results.append(self._checked(reply))
+                deadline = time.monotonic() + self.timeout_s
         except TimeoutError as error:
             self.close_process()
-            return self._fail("timeouts", f"timeout: {error}")
+            results.append(self._fail("timeouts", f"timeout: {error}"))
         except ProtocolError as error:
             self.close_process()
-            return self._fail("crashes", f"crash: {error}")
+            results.append(self._fail("crashes", f"crash: {error}"))
+        return results
+
+    def _checked(self, reply: dict[str, Any]) -> Evaluation:
         if "error" in reply:
             return self._fail("errors", str(reply["error"]))
         value = reply.get("phi")
         if not valid_potential(value):
             return self._fail("invalid", f"not a finite number within ±{MAX_ABS_PHI:g}: {str(value)[:40]}")
-        return float(value)
+        return Evaluation(float(value))
 
     def close_process(self) -> None:
         if self._process is not None:
@@ -286,6 +326,7 @@ class SandboxedPotential:
             self._process.wait()
             self._process.stdin.close()
             self._process = None
+        self._received.clear()
         if self._replies >= 0:
             os.close(self._replies)
             self._replies = -1
@@ -298,6 +339,11 @@ class SandboxedPotential:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def observation_text(obs: Any) -> str:
+    """The text a potential is given: a textenvs observation's ``text``, or ``obs`` itself as a string."""
+    return obs["text"] if isinstance(obs, dict) else str(obs)
 
 
 def _wait(fd: int, event: int, deadline: float) -> bool:

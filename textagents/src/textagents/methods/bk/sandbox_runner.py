@@ -4,8 +4,11 @@ RESTRICT`` (``RESTRICT`` 0 leaves out the in-process filter, for tests of the OS
 It runs standalone, inside the OS boundary (``isolation.py``), with nothing but the standard library: it
 must not import this package. It sets its resource limits, reads the code from the first request, then
 answers requests until its input closes. Requests come on stdin, replies go to the dedicated pipe
-``REPLY_FD``; both are frames, a 4-byte big-endian length and that many bytes of JSON. Its stdout and
-stderr are discarded by the parent, so nothing the code prints can be taken for a reply.
+``REPLY_FD``; both are frames, a 4-byte big-endian length and that many bytes of JSON. A request holds a
+batch of observations (``{"id", "observations"}``) and is answered item by item, one frame per observation
+as soon as its Φ is known (``{"id", "index", "phi"}`` or ``{"id", "index", "error"}``), so that the parent
+can hold each item to its own deadline and reply cap. Its stdout and stderr are discarded by the parent, so
+nothing the code prints can be taken for a reply.
 
 The allow-list, the audit hook and the reduced builtins are a first filter only (code that reaches ``sys``
 can turn them off); the boundary is the OS's.
@@ -152,11 +155,13 @@ def main():
         reply({"error": f"{type(error).__name__}: {error}"[:300]})
         return
     while (request := read_request(requests)) is not None:
-        try:
-            message = {"id": request["id"], "phi": float(potential(request["observation"]))}
-        except BaseException as error:
-            message = {"id": request["id"], "error": f"{type(error).__name__}: {error}"[:300]}
-        reply(message)
+        for index, observation in enumerate(request["observations"]):
+            message = {"id": request["id"], "index": index}
+            try:
+                message["phi"] = float(potential(observation))
+            except BaseException as error:
+                message["error"] = f"{type(error).__name__}: {error}"[:300]
+            reply(message)
 
 
 if __name__ == "__main__":
