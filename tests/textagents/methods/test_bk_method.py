@@ -84,7 +84,7 @@ def test_the_method_shapes_ppo_with_the_kept_code_from_a_replayed_recording(tmp_
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     first = records[0]
     assert first["code_kept"] == 1.0 and first["code_rounds_without_error"] == 1
-    assert first["sandbox/calls"] >= 32 and first["sandbox/failures"] == 0
+    assert first["sandbox/requests"] >= 32 and first["sandbox/failures"] == 0
     assert [r["frames"] for r in records if r["kind"] == "train"] == [32, 64]
     assert 0.0 <= records[-1]["success_rate"] <= 1.0
 
@@ -174,7 +174,7 @@ def test_bk_code_runs_on_ellms_crafter_and_reports_achievements(tmp_path):
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     evals = [r for r in records if r["kind"] == "eval"]
     assert evals and all(0 <= r["achievements"] <= 22 and r["crafter_score"] >= 0 for r in evals)
-    assert records[0]["sandbox/failures"] == 0 and records[0]["sandbox/calls"] >= 32
+    assert records[0]["sandbox/failures"] == 0 and records[0]["sandbox/requests"] >= 32
     curves = BKMethod.comparison_curves(records)
     assert list(curves) == ["achievements per episode"] and len(curves["achievements per episode"]) == len(evals)
 
@@ -197,7 +197,7 @@ def test_a_potential_from_code_file_is_tried_in_the_sandbox_and_needs_no_llm(tmp
     run_bk(path, out, llm=LLMChoice(replay=str(tmp_path / "no-calls.jsonl")), progress=False)
     assert (out / "potential.py").read_text() == good.read_text()
     first = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
-    assert first["code_from_file"] == 1.0 and first["sandbox/calls"] >= 32 and first["sandbox/failures"] == 0
+    assert first["code_from_file"] == 1.0 and first["sandbox/requests"] >= 32 and first["sandbox/failures"] == 0
 
     for code_file, error in (
         (bad, r"does not run in the sandbox: refused before running.*os"),
@@ -269,7 +269,7 @@ def test_a_hostile_code_file_in_a_real_run_reaches_nothing_on_the_host(tmp_path,
     assert main(["method", "run", "bk", str(config), "--out", str(tmp_path / "run"), "--no-progress"]) == 0
     assert not target.exists()
     record = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
-    assert record["sandbox/os_boundary"] == 1.0 and record["sandbox/calls"] >= 32
+    assert record["sandbox/os_boundary"] == 1.0 and record["sandbox/requests"] >= 32
 
 
 def test_without_bubblewrap_a_bk_code_run_is_refused_before_it_writes_anything(tmp_path, monkeypatch, capsys):

@@ -109,6 +109,7 @@ def test_evaluation_takes_the_argmax_unless_told_otherwise(tmp_path, monkeypatch
         ({"value_clip": 0.0}, "value_clip must be > 0 \\(or null: no clipping\\), got 0.0"),
         ({"gae_lambda": 1.5}, "gae_lambda must be in \\(0, 1\\], got 1.5"),
         ({"ent_coef": -0.1}, "ent_coef must be >= 0, got -0.1"),
+        ({"code_cache_entries": -1}, "code_cache_entries must be >= 0 \\(0: no cache\\), got -1"),
         ({"pref_heads": 3}, "pref_width must be a multiple of pref_heads \\(3\\), got 32"),
         ({"goal_threshold": 1.5}, "goal_threshold must be in \\(0, 1\\] \\(or null: the rule's own\\), got 1.5"),
     ],

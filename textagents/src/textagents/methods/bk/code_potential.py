@@ -22,8 +22,15 @@ from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS, family_name
 from textagents.methods.bk.isolation import BUBBLEWRAP, UNSAFE_LOCAL_EXEC, choose_isolation
 from textagents.methods.bk.knowledge import Knowledge
+from textagents.methods.bk.phi_cache import CachedPotential
 from textagents.methods.bk.samples import random_steps
-from textagents.methods.bk.sandbox import ALLOWED_IMPORTS, SandboxedPotential, UnsafeCodeError, check_code
+from textagents.methods.bk.sandbox import (
+    ALLOWED_IMPORTS,
+    SandboxedPotential,
+    SandboxStats,
+    UnsafeCodeError,
+    check_code,
+)
 from textagents.methods.core.original_prompts import original_text
 
 #: Our wording of the original's request (its prompt files carry no license; ``prompt_source="original"``
@@ -90,16 +97,34 @@ class CodeLabelling:
     rounds: list[dict[str, Any]] = field(default_factory=list)
 
 
-def try_potential(code: str, samples: Sequence[str], isolation: str = BUBBLEWRAP) -> tuple[str | None, list[float]]:
-    """Check ``code`` against the allow-list and run it on ``samples`` in the sandbox: the error (None when it
-    ran on every sample) and the values it gave."""
+def try_potential(
+    code: str, samples: Sequence[str], isolation: str = BUBBLEWRAP
+) -> tuple[str | None, list[float], SandboxStats]:
+    """Check ``code`` against the allow-list and run it on ``samples`` in the sandbox, each twice: the error
+    (None when it ran on every sample and answered each the same both times), the values it gave and the
+    sandbox's counts (``impure``: the samples answered differently). Φ must be a function of the observation
+    alone (``phi_cache``): code that keeps state between calls is refused."""
     try:
         check_code(code)
     except UnsafeCodeError as refused:
-        return f"refused before running: {refused}", []
+        return f"refused before running: {refused}", [], SandboxStats()
     with SandboxedPotential(code, isolation=isolation) as potential:
-        values = [potential.phi(sample) for sample in samples]
-        return (potential.stats.last_error if potential.stats.failures else None), values
+        values = [evaluation.value for evaluation in potential.evaluate([*samples, *samples])]
+        first, second = values[: len(samples)], values[len(samples) :]
+        stats = potential.stats
+        if stats.failures:
+            return stats.last_error, first, stats
+        differing = [i for i, (a, b) in enumerate(zip(first, second, strict=True)) if a != b]
+        stats.impure = len(differing)
+        if differing:
+            i = differing[0]
+            return (
+                f"not a function of the observation: sample {i + 1} gave {first[i]:g}, then {second[i]:g} "
+                "when given again; potential(observation) must keep no state between calls",
+                first,
+                stats,
+            )
+        return None, first, stats
 
 
 def write_potential(
@@ -127,10 +152,18 @@ def write_potential(
         messages.append({"role": "assistant", "content": answer})
         code = extract_code(answer)
         if code is None:
-            error, values = "no ```python code block in the answer", []
+            error, values, stats = "no ```python code block in the answer", [], SandboxStats()
         else:
-            error, values = try_potential(code, samples, isolation)
-        result.rounds.append({"answer_chars": len(answer), "code": code is not None, "error": error, "values": values})
+            error, values, stats = try_potential(code, samples, isolation)
+        result.rounds.append(
+            {
+                "answer_chars": len(answer),
+                "code": code is not None,
+                "error": error,
+                "impure": stats.impure > 0,
+                "values": values,
+            }
+        )
         if error is not None:
             messages.append({"role": "user", "content": texts["error"].format(error=error)})
             continue
@@ -144,8 +177,9 @@ def write_potential(
 
 
 class CodeKnowledge(Knowledge):
-    """BK-Code: the code ``write_potential`` kept (``potential.py`` in the run), run in the sandbox as Φ;
-    the sandbox's calls, failures by kind and cost per call are its metrics (``sandbox/...``), and
+    """BK-Code: the code ``write_potential`` kept (``potential.py`` in the run), run in the sandbox as Φ
+    (kept by observation text: ``phi_cache``); the sandbox's evaluations, requests, failures by kind and cost
+    per evaluation, and the cache's requests, hits and entries are its metrics (``sandbox/...``), and
     ``sandbox/os_boundary`` says whether bubblewrap isolated it (0 only with ``unsafe_local_exec``)."""
 
     def __init__(self, config: BKConfig, run_dir: Path, llm: Callable[[], LLMBackend], unsafe_local_exec: bool = False):
@@ -157,7 +191,7 @@ class CodeKnowledge(Knowledge):
                 "BK-Code runs LLM-written code with no OS boundary (--unsafe-local-exec)", RuntimeWarning, stacklevel=2
             )
         self.code: str | None = None
-        self._potential: SandboxedPotential | None = None
+        self._potential: CachedPotential | None = None
 
     def label(self) -> dict[str, float]:
         config = self.config
@@ -177,6 +211,7 @@ class CodeKnowledge(Knowledge):
             write_text_atomic(self.run_dir / "potential.py", self.code)
         return {
             "code_rounds_without_error": sum(r["error"] is None for r in labelling.rounds),
+            "code_rounds_impure": sum(r["impure"] for r in labelling.rounds),
             "code_kept": float(self.code is not None),
         }
 
@@ -188,7 +223,7 @@ class CodeKnowledge(Knowledge):
                 f"code_file {str(path)!r} does not exist (paths are relative to the working folder)"
             )
         code = path.read_text()
-        error, _ = try_potential(code, samples, self.isolation)
+        error, _, _ = try_potential(code, samples, self.isolation)
         if error is not None:
             raise ValueError(f"code_file {str(path)!r} does not run in the sandbox: {error}")
         self.code = code
@@ -201,17 +236,22 @@ class CodeKnowledge(Knowledge):
     def restore(self, state: dict[str, Any], tensors: dict[str, torch.Tensor]) -> None:
         self.code = state["code"]
 
-    def potential(self) -> SandboxedPotential | None:
+    def potential(self) -> CachedPotential | None:
         if self._potential is None and self.code is not None:
-            self._potential = SandboxedPotential(self.code, isolation=self.isolation)
+            sandbox = SandboxedPotential(self.code, isolation=self.isolation)
+            self._potential = CachedPotential(sandbox, self.config.code_cache_entries)
         return self._potential
 
     def metrics(self) -> dict[str, float]:
         if self._potential is None:
             return {}
-        stats = {f"sandbox/{key}": value for key, value in self._potential.stats.as_dict().items()}
-        return {**stats, "sandbox/os_boundary": float(self._potential.isolation == BUBBLEWRAP)}
+        sandbox = self._potential.sandbox
+        counts = {**sandbox.stats.as_dict(), **self._potential.metrics()}
+        return {
+            **{f"sandbox/{key}": value for key, value in counts.items()},
+            "sandbox/os_boundary": float(sandbox.isolation == BUBBLEWRAP),
+        }
 
     def close(self) -> None:
         if self._potential is not None:
-            self._potential.close()
+            self._potential.sandbox.close()

@@ -28,7 +28,10 @@ class BKConfig(MethodConfig):
     - ``code`` (BK-Code): the LLM writes ``potential(observation)`` in ``code_rounds`` rounds of feedback on
       ``code_samples`` observations of a random policy; it runs in the sandbox. ``code_file``: a potential
       written elsewhere (by hand, or by a stronger LLM) used instead of asking the run's LLM, checked and run
-      in the sandbox the same way.
+      in the sandbox the same way. Φ is kept by observation text for up to ``code_cache_entries`` texts (0:
+      none; the contract is Φ = f(text), checked while labelling), and with ``code_batch`` the observations
+      of a vectorised step are sent to the sandbox in one request (the ``original`` form's, whose
+      observations are known before the step). Neither changes Φ, only its cost.
     - ``goal`` (BK-Goal): the LLM proposes goals for each mission in ``goal_rounds`` rounds, each shown
       ``goal_samples`` observations of a random policy. ``goal_rule: original``: Φ = the best cosine
       similarity (all-MiniLM-L6-v2), if above the threshold, between the last transition's caption and the
@@ -65,6 +68,8 @@ class BKConfig(MethodConfig):
     code_rounds: int = 3
     code_samples: int = 5
     code_file: str | None = None
+    code_cache_entries: int = 100_000
+    code_batch: bool = True
     goal_rounds: int = 3
     goal_samples: int = 5
     goal_rule: str = "original"
@@ -123,6 +128,8 @@ class BKConfig(MethodConfig):
         for name in ("gamma", "gae_lambda"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
+        if self.code_cache_entries < 0:
+            raise ValueError(f"code_cache_entries must be >= 0 (0: no cache), got {self.code_cache_entries}")
         for name in ("ent_coef", "vf_coef"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")

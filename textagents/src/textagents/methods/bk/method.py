@@ -31,6 +31,7 @@ from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import family_of
 from textagents.methods.bk.goal_potential import GoalKnowledge
 from textagents.methods.bk.knowledge import Knowledge
+from textagents.methods.bk.phi_cache import CachedPotential
 from textagents.methods.bk.pref_potential import PrefKnowledge
 from textagents.methods.bk.shaping import LaggedShaping, Potential, PotentialShaping, PreActionPotential
 from textagents.methods.core.method import Method, RunContext
@@ -92,7 +93,13 @@ class BKMethod(Method):
     def _build(self, env_seed: int) -> None:
         from stable_baselines3.common.vec_env import DummyVecEnv
 
-        from textagents.methods.bk.ppo import OriginalPPO, RecordPotentials, ShapedRolloutBuffer, TimeLimitAsDone
+        from textagents.methods.bk.ppo import (
+            OriginalPPO,
+            PrefetchPotentials,
+            RecordPotentials,
+            ShapedRolloutBuffer,
+            TimeLimitAsDone,
+        )
 
         config = self.config
         if self.knowledge is not None:
@@ -100,6 +107,8 @@ class BKMethod(Method):
         vec_env = DummyVecEnv([self._shaped_env for _ in range(config.envs)])
         buffer: dict[str, Any] = {}
         if self.potential is not None and config.shaping_form == "original":
+            if isinstance(self.potential, CachedPotential) and config.code_batch:
+                vec_env = PrefetchPotentials(vec_env, self.potential)
             self.lagged = LaggedShaping(config.envs, config.gamma)
             vec_env = RecordPotentials(vec_env, self.lagged)
             buffer = {"rollout_buffer_class": ShapedRolloutBuffer, "rollout_buffer_kwargs": {"shaping": self.lagged}}

@@ -1,7 +1,8 @@
 """What SB3's PPO needs to train as the original's ``train_rs.py`` does: the ``original`` shaping form, whose
 term is known only once a rollout is complete (``RecordPotentials`` collects each step's pre-action
 potentials from the envs, ``ShapedRolloutBuffer`` adds ``LaggedShaping``'s term to the rollout's rewards
-before the advantages are computed), time limits treated as episode ends (``TimeLimitAsDone``) and the
+before the advantages are computed; ``PrefetchPotentials`` has BK-Code's sandbox score a step's observations
+in one round trip), time limits treated as episode ends (``TimeLimitAsDone``) and the
 original's loss (``OriginalPPO``)."""
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import numpy as np
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.buffers import DictRolloutBuffer
-from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 
-from textagents.methods.bk.shaping import PRE_ACTION_POTENTIAL, LaggedShaping
+from textagents.methods.bk.phi_cache import CachedPotential
+from textagents.methods.bk.shaping import PRE_ACTION_POTENTIAL, LaggedShaping, PreActionPotential
 
 
 class TimeLimitAsDone(VecEnvWrapper):
@@ -46,6 +48,36 @@ class RecordPotentials(VecEnvWrapper):
         obs, rewards, dones, infos = self.venv.step_wait()
         self.shaping.record(np.array([info[PRE_ACTION_POTENTIAL] for info in infos], dtype=np.float64))
         return obs, rewards, dones, infos
+
+
+class PrefetchPotentials(VecEnvWrapper):
+    """Before each step, ``potential.prefetch``es the observations the envs' actions are about to be taken
+    from (each env's ``PreActionPotential`` scores it as it steps), so that a vectorised step costs at most
+    one round trip to the sandbox instead of one per env."""
+
+    def __init__(self, venv: DummyVecEnv, potential: CachedPotential):
+        super().__init__(venv)
+        self.potential = potential
+        self.scored = [_pre_action_potential(env) for env in venv.envs]
+
+    def reset(self) -> Any:
+        return self.venv.reset()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self.potential.prefetch([env.current[1] for env in self.scored])
+        self.venv.step_async(actions)
+
+    def step_wait(self) -> Any:
+        return self.venv.step_wait()
+
+
+def _pre_action_potential(env: Any) -> PreActionPotential:
+    """The ``PreActionPotential`` among ``env``'s wrappers."""
+    while not isinstance(env, PreActionPotential):
+        if not hasattr(env, "env"):
+            raise TypeError("PrefetchPotentials needs envs shaped by PreActionPotential")
+        env = env.env
+    return env
 
 
 class ShapedRolloutBuffer(DictRolloutBuffer):
