@@ -10,7 +10,8 @@ MLP) on ``frames_per_iteration`` frames of the env shaped by the knowledge's pot
 achievements per episode and the Crafter score). Logged: success, return, ``shaped_return`` (the mean
 episode return the envs paid PPO: 10·r, plus the shaping in the markovian forms; the ``original`` form's
 term is logged as ``shaping/mean``, ``min`` and ``max`` of the last rollout), the labelling's metrics and
-the potential's counts (the sandbox's calls, failures and cost per call; goals matched; snippets scored). A
+the potential's counts (the sandbox's evaluations, requests, failures and cost per evaluation, and its Φ
+cache's hits; goals matched; snippets scored). A
 checkpoint holds the policy's weights, Adam's moments, torch's and numpy's generator states, the knowledge
 (code, goals, the scorer's weights) and the ``original`` form's normaliser; the envs' current episodes are
 not kept: a resumed run starts new ones, from seeds of its own (not the first iteration's again), so it
