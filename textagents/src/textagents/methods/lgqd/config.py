@@ -38,13 +38,13 @@ class LGQDConfig(MethodConfig):
 
     The decision transformer learns the policies' actions rounded to 0.1 (``round_actions``, the original's
     records; ``false``: as the policies output them, ours before issue #32); each action dimension cut into
-    ``action_clusters`` k-means clusters; a
-    byte-level BPE tokenizer of ``tokenizer_vocab`` tokens trained on the train descriptions; the model's
-    ``dt_*`` settings (``dt_settings``: ``DTSettings``' fields without the prefix, ``max_steps`` =
-    ``horizon``); ``iterations`` optimizer steps on ``device`` (float32 whatever ``dtype``), validated every
-    ``eval_every``. Deployed from each test description (the first ``deploy_items``; ``None``: all) for ``deploy_trials`` trials
-    choosing clusters by ``deploy_strategy``; judged by the deterministic judge and by ``judge_model``
-    (``None``: ``model``) with at most ``judge_max_tokens`` a judgement, ``judge_batch`` cases a call;
+    ``action_clusters`` k-means clusters; a byte-level BPE tokenizer of ``tokenizer_vocab`` tokens trained on
+    the train descriptions; the model's ``dt_*`` settings (``dt_settings``: ``DTSettings``' fields without the
+    prefix, ``max_steps`` = ``horizon``); ``iterations`` optimizer steps on ``device`` (float32 whatever
+    ``dtype``), validated every ``eval_every``. Deployed from each test description (the first
+    ``deploy_items``; ``None``: all) for ``deploy_trials`` trials choosing clusters by ``deploy_strategy``;
+    judged by the deterministic judge and by ``judge_model`` (``None``: ``model``) with at most
+    ``judge_max_tokens`` a judgement, ``judge_batch`` cases a call;
     ``judge_scoring``: ``generate`` (the original: the LLM answers, the last ``score==`` line is the score)
     or ``expected`` (the same prompt scored: the expected score over 0.0 ... 1.0, ``judge.py``).
     """
