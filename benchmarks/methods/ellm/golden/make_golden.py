@@ -31,6 +31,14 @@ tests/textagents/methods/test_ellm.py. Not imported by the package.
   ``Module.apply`` (as ``Critic.__init__``, dqn.py:204) on a small BERT (``transformers``' ``BertModel``, the
   SBERT's class) whose parameters are all random (``small_bert``), then initialised at
   ``torch.manual_seed(0)``: each parameter's name, whether it changed, and its values.
+- ``ellm_target.json``: the target network. ``ImageEncoder``, ``Encoder``, ``Critic`` and ``DQNAgent``
+  (dqn.py:78-381), taken out with ``ast`` and run unchanged with ``utils.weight_init``, ``soft_update_params``
+  and ``to_torch`` (utils.py:41-71) on pixels only (config.yaml's ``use_language_state: null``, ``use_goal:
+  false``, so no SBERT), ``hidden_dim`` 8, 5 actions, lr 1e-3, the target synced every 3 steps with
+  ``critic_target_tau`` 1 (config.yaml). Its weights are then set by ``recipe_weights`` (named, so the test sets
+  ours alike) and ``DQNAgent.update`` runs 4 times on one fixed batch (``target_batch``): each update's
+  ``critic_loss`` and the target's and the online critic's Q values on the batch's next observations, before
+  the first update and after each.
 
     python benchmarks/methods/ellm/golden/make_golden.py /work/.mirror/yuqingd+ellm/repo
 """
@@ -332,6 +340,126 @@ def weight_init_cases(repo: str) -> dict:
     return {"commit": COMMIT, "torch": torch.__version__, "build_seed": 1, "init_seed": 0, "cases": cases}
 
 
+#: ``ellm_target.json``'s run: the network's sizes, Adam's lr, the sync period and the batch.
+TARGET_RUN = {
+    "hidden": 8,
+    "actions": 5,
+    "lr": 1e-3,
+    "sync_every": 3,
+    "updates": 4,
+    "frames_seed": 2,
+    "actions_taken": [0, 3, 1, 4],
+    "rewards": [1.0, 0.0, 0.5, 0.99],
+    "discounts": [0.970299, 0.0, 0.970299, 0.9801],
+}
+
+
+def recipe_weights(named_shapes: list[tuple[str, tuple[int, ...]]]) -> dict:
+    """Each parameter from its own generator (seeded by its position): N(0, 1) / sqrt(fan-in) for weights,
+    N(0, 0.1) for biases."""
+    import math
+
+    import torch
+
+    weights = {}
+    for seed, (name, shape) in enumerate(named_shapes):
+        draw = torch.randn(shape, generator=torch.Generator().manual_seed(100 + seed))
+        weights[name] = draw * (0.1 if len(shape) == 1 else 1 / math.sqrt(math.prod(shape[1:])))
+    return weights
+
+
+def target_batch(run: dict) -> dict:
+    """The fixed batch: 4 observations and next observations of 4 stacked 84x84 frames, channels first as the
+    original's (``frames_seed``), and the run's actions, n-step rewards and discounts."""
+    import torch
+
+    generator = torch.Generator().manual_seed(run["frames_seed"])
+    frames = torch.randint(0, 256, (2, 4, 4, 84, 84), generator=generator, dtype=torch.uint8)
+    return {
+        "obs": frames[0],
+        "next_obs": frames[1],
+        "action": torch.tensor(run["actions_taken"]),
+        "reward": torch.tensor(run["rewards"]),
+        "discount": torch.tensor(run["discounts"]),
+    }
+
+
+def original_dqn(repo: str) -> dict:
+    """dqn.py's network and agent classes and the utils they use, unchanged, in one namespace."""
+    import types
+
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    utils = types.SimpleNamespace()
+    exec(  # trusted: the pinned original's own functions
+        compile(
+            ast.Module(_functions(_show(repo, "utils.py"), ("weight_init", "soft_update_params", "to_torch")), []),
+            "utils.py",
+            "exec",
+        ),
+        {"nn": torch.nn, "torch": torch},
+        utils.__dict__,
+    )
+    classes = ("ImageEncoder", "Encoder", "Critic", "DQNAgent")
+    body = [n for n in ast.parse(_show(repo, "dqn.py")).body if isinstance(n, ast.ClassDef) and n.name in classes]
+    namespace: dict = {"torch": torch, "nn": torch.nn, "F": F, "np": np, "utils": utils}
+    exec(compile(ast.Module(body, []), "dqn.py", "exec"), namespace)  # trusted: the pinned original's classes
+    return namespace
+
+
+def target_cases(repo: str, run: dict = TARGET_RUN) -> dict:
+    import torch
+
+    dqn = original_dqn(repo)
+    torch.manual_seed(0)
+    agent = dqn["DQNAgent"](
+        obs_shape=(4, 84, 84),
+        num_actions=run["actions"],
+        device="cpu",
+        lr=run["lr"],
+        critic_target_tau=1.0,
+        critic_target_update_every_steps=run["sync_every"],
+        train_eps_min=0.01,
+        train_eps_max=1,
+        train_eps_decay_steps=1_000_000,
+        reward_scale=1,
+        eval_eps=0.001,
+        update_every_steps=1,
+        use_tb=True,  # so that update_critic reports critic_loss
+        use_wandb=False,
+        hidden_dim=run["hidden"],
+        use_image=True,
+        use_language_state=None,
+        use_goal=False,
+        vocab=102,
+        goal_encoder_type="sbert",
+        other_dim=0,
+        finetune_settings="train_all",
+        other_model_prob=0.5,
+        debug=False,
+    )
+    assert agent.critic_target.encoder is agent.critic.encoder  # the shared encoder, dqn.py:239-243
+    shapes = [(k, tuple(v.shape)) for k, v in agent.critic.state_dict().items()]
+    weights = recipe_weights(shapes)
+    agent.critic.load_state_dict(weights)
+    agent.critic_target.load_state_dict(agent.critic.state_dict())
+    batch = target_batch(run)
+    sample = ({"obs": batch["obs"]}, batch["action"], batch["reward"], batch["discount"], {"obs": batch["next_obs"]})
+
+    def q_values() -> dict:
+        with torch.no_grad():
+            next_obs = {"obs": batch["next_obs"]}
+            return {"target_q": agent.critic_target(next_obs).tolist(), "online_q": agent.critic(next_obs).tolist()}
+
+    steps = [{"step": 0, **q_values()}]
+    for step in range(1, run["updates"] + 1):
+        metrics = agent.update(iter([tuple(x.clone() if hasattr(x, "clone") else dict(x) for x in sample)]), step)
+        steps.append({"step": step, "loss": metrics["critic_loss"], **q_values()})
+    return {"commit": COMMIT, "torch": torch.__version__, "run": run, "names": [k for k, _ in shapes], "steps": steps}
+
+
 def main(repo: str) -> None:
     parse = parse_response_of_original(repo)
     parsed = []
@@ -361,6 +489,7 @@ def main(repo: str) -> None:
     OUT.joinpath("ellm_health.json").write_text(json.dumps({"commit": COMMIT, "cases": health}, indent=1) + "\n")
     OUT.joinpath("ellm_actions.json").write_text(json.dumps(original_actions(repo)) + "\n")
     OUT.joinpath("ellm_weight_init.json").write_text(json.dumps(weight_init_cases(repo)) + "\n")
+    OUT.joinpath("ellm_target.json").write_text(json.dumps(target_cases(repo), indent=1) + "\n")
 
 
 if __name__ == "__main__":

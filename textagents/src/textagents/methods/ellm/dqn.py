@@ -1,5 +1,6 @@
-"""ELLM's agent: DQN with Double-DQN targets, dueling heads and n-step returns on pixels and the caption's
-sentence embedding (goal-conditioned: the joint embedding of the caption and the goal string, ``joint.py``).
+"""ELLM's agent: DQN with Double-DQN targets, dueling heads and n-step returns on pixels and, when the method
+gives one, a text vector (the caption's sentence embedding, the goal string's, or the joint embedding of the
+two, ``joint.py``).
 
 Stable-Baselines3's DQN has n-step returns but only for flat observations, and neither Double targets nor
 dueling heads; this is the small part written here: a replay of uint8 frames and float16 embeddings with
@@ -10,18 +11,24 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 from torch import nn
 
+#: ``shared_encoder``: the original's target critic, built on the online critic's encoder object (dqn.py:239-243),
+#: so only its V and A heads are its own (copied at each sync) and its encoder is always the online one;
+#: ``full_copy``: the textbook target, a whole copy of the network frozen between syncs.
+TargetNetwork = Literal["shared_encoder", "full_copy"]
+
 
 @dataclass(frozen=True)
 class DQNSettings:
     """The original's ``config.yaml``: lr 6.25e-5, 3-step returns, batch 64, replay 5M, learning from frame
-    5,000, an update every 4 frames, the target copied every 8,000, ε 1 → 0.01 over 1M frames, Adam's
-    default eps (1e-8) and no gradient clipping (``max_grad_norm=None``)."""
+    5,000, an update every 4 frames, the target's heads copied every 8,000 (its encoder shared with the online
+    network, ``target_network``), ε 1 → 0.01 over 1M frames, Adam's default eps (1e-8) and no gradient
+    clipping (``max_grad_norm=None``)."""
 
     learning_rate: float = 6.25e-5
     gamma: float = 0.99
@@ -36,6 +43,7 @@ class DQNSettings:
     epsilon_frames: int = 1_000_000
     adam_eps: float = 1e-8
     max_grad_norm: float | None = None
+    target_network: TargetNetwork = "shared_encoder"
 
 
 def _head(features: int, hidden: int, layers: int, out: int) -> nn.Sequential:
@@ -69,9 +77,12 @@ def reinitialise_as_original(encoder: nn.Module, seed: int) -> None:
 
 class DuelingQNetwork(nn.Module):
     """The original's ``Encoder`` and ``Critic`` (dqn.py:78-217): the frames' conv features, L2-normalised, to a
-    linear of ``hidden``; the text vector to a linear of ``hidden`` (the original's ``Linear(384, 512)`` over the
-    sentence embedding); both joined by a linear of ``hidden`` and a ReLU; dueling value/advantage heads of
-    ``head_layers`` hidden layers of ``hidden`` units (the original's: 2 of 512); orthogonal initialisation."""
+    linear of ``hidden``; the text vector, if ``text_size`` > 0, to a linear of ``hidden`` (the original's
+    ``Linear(384, 512)`` over the sentence embedding); joined by a linear of ``hidden`` and a ReLU; dueling
+    value/advantage heads of ``head_layers`` hidden layers of ``hidden`` units (the original's: 2 of 512);
+    orthogonal initialisation. ``ENCODER`` names the encoder's parts, the rest are the heads."""
+
+    ENCODER = ("conv", "image", "text", "mlp")
 
     def __init__(
         self,
@@ -94,21 +105,39 @@ class DuelingQNetwork(nn.Module):
         with torch.no_grad():
             conv_size = self.conv(torch.zeros(1, frame_shape[2], *frame_shape[:2])).shape[-1]
         self.image = nn.Linear(conv_size, hidden)
-        self.text = nn.Linear(text_size, hidden)
-        self.mlp = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.ReLU())
+        self.text = nn.Linear(text_size, hidden) if text_size else None
+        self.mlp = nn.Sequential(nn.Linear((2 if text_size else 1) * hidden, hidden), nn.ReLU())
         self.value = _head(hidden, hidden, head_layers, 1)
         self.advantage = _head(hidden, hidden, head_layers, actions)
         self.apply(original_init)
 
     def encode(self, frames: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
         pixels = frames.permute(0, 3, 1, 2).float() / 255.0
-        image = self.image(nn.functional.normalize(self.conv(pixels), p=2, dim=1))
-        return self.mlp(torch.cat([image, self.text(texts.float())], dim=-1))
+        parts = [self.image(nn.functional.normalize(self.conv(pixels), p=2, dim=1))]
+        if self.text is not None:
+            parts.append(self.text(texts.float()))
+        return self.mlp(torch.cat(parts, dim=-1))
 
-    def forward(self, frames: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
-        features = self.encode(frames, texts)
+    def q_values(self, features: torch.Tensor) -> torch.Tensor:
+        """The dueling heads on ``encode``'s features (the original's ``Critic.forward_encoded``)."""
         advantage = self.advantage(features)
         return self.value(features) + advantage - advantage.mean(-1, keepdim=True)
+
+    def forward(self, frames: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
+        return self.q_values(self.encode(frames, texts))
+
+    def share_encoder(self, other: DuelingQNetwork) -> None:
+        """Use ``other``'s encoder modules (the same objects) in place of this network's own."""
+        for name in self.ENCODER:
+            setattr(self, name, getattr(other, name))
+
+    def shares_encoder_with(self, other: DuelingQNetwork) -> bool:
+        return self.conv is other.conv
+
+    def own_state(self, other: DuelingQNetwork) -> dict[str, torch.Tensor]:
+        """The state that is this network's own: all of it, less the encoder when it is ``other``'s."""
+        shared = self.ENCODER if self.shares_encoder_with(other) else ()
+        return {k: v for k, v in self.state_dict().items() if k.split(".")[0] not in shared}
 
 
 class NStepReplay:
@@ -169,18 +198,24 @@ class NStepReplay:
         return {name: torch.as_tensor(array, device=device) for name, array in arrays.items()}
 
 
-def double_dqn_loss(online: nn.Module, target: nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    """Huber loss to R + γ^k Q_target(s', argmax_a Q_online(s', a)) (zero bootstrap after a termination)."""
+def double_dqn_loss(online: DuelingQNetwork, target: DuelingQNetwork, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Huber loss to R + γ^k Q_target(s', argmax_a Q_online(s', a)) (zero bootstrap after a termination), as
+    the original's ``update_critic`` (dqn.py:322-334): the target side without gradients, s' encoded once when
+    the target shares the online network's encoder."""
     q = online(batch["frames"], batch["texts"]).gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
     with torch.no_grad():
-        best = online(batch["next_frames"], batch["next_texts"]).argmax(1, keepdim=True)
-        next_q = target(batch["next_frames"], batch["next_texts"]).gather(1, best).squeeze(1)
+        features = online.encode(batch["next_frames"], batch["next_texts"])
+        best = online.q_values(features).argmax(1, keepdim=True)
+        if not target.shares_encoder_with(online):
+            features = target.encode(batch["next_frames"], batch["next_texts"])
+        next_q = target.q_values(features).gather(1, best).squeeze(1)
         goal = batch["returns"] + batch["discounts"] * next_q
     return nn.functional.smooth_l1_loss(q, goal)
 
 
 class DQNAgent:
-    """ε-greedy acting, replay, Double-DQN updates every ``train_every`` frames, target copies."""
+    """ε-greedy acting, replay, Double-DQN updates every ``train_every`` frames, target syncs every
+    ``target_update_every`` frames (of the heads alone when the target shares the encoder)."""
 
     def __init__(
         self,
@@ -197,7 +232,9 @@ class DQNAgent:
         self.settings, self.actions, self.device = settings, actions, torch.device(device)
         self.online = DuelingQNetwork(text_size, actions, hidden, head_layers, frame_shape).to(self.device)
         self.target = DuelingQNetwork(text_size, actions, hidden, head_layers, frame_shape).to(self.device)
-        self.target.load_state_dict(self.online.state_dict())
+        if settings.target_network == "shared_encoder":
+            self.target.share_encoder(self.online)
+        self.sync_target()
         self.optimizer = torch.optim.Adam(self.online.parameters(), lr=settings.learning_rate, eps=settings.adam_eps)
         self.replay = NStepReplay(settings.buffer_size, text_size, frame_shape)
         self.rng = np.random.default_rng(seed)
@@ -223,22 +260,39 @@ class DQNAgent:
         self.frames += 1
         s = self.settings
         if self.frames >= s.learning_starts and self.frames % s.train_every == 0:
-            batch = self.replay.sample(s.batch_size, s.n_steps, s.gamma, self.rng, self.device)
-            loss = double_dqn_loss(self.online, self.target, batch)
-            self.optimizer.zero_grad()
-            loss.backward()
-            if s.max_grad_norm is not None:
-                nn.utils.clip_grad_norm_(self.online.parameters(), s.max_grad_norm)
-            self.optimizer.step()
-            self.losses.append(float(loss.detach()))
+            self.learn(self.replay.sample(s.batch_size, s.n_steps, s.gamma, self.rng, self.device))
         if self.frames % s.target_update_every == 0:
-            self.target.load_state_dict(self.online.state_dict())
+            self.sync_target()
+
+    def learn(self, batch: dict[str, torch.Tensor]) -> float:
+        """One Adam step of the online network on ``batch``'s loss, which is returned."""
+        loss = double_dqn_loss(self.online, self.target, batch)
+        self.optimizer.zero_grad()
+        loss.backward()
+        if self.settings.max_grad_norm is not None:
+            nn.utils.clip_grad_norm_(self.online.parameters(), self.settings.max_grad_norm)
+        self.optimizer.step()
+        self.losses.append(float(loss.detach()))
+        return self.losses[-1]
+
+    def sync_target(self) -> None:
+        """Copy the online network's weights into the target's own (all of them, or the heads alone)."""
+        self.target.load_state_dict(self.target_state(self.online.state_dict()), strict=False)
+
+    def target_state(self, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The entries of ``state`` that the target keeps its own copy of; an error if one is missing."""
+        own = self.target.own_state(self.online)
+        missing = sorted(own.keys() - state.keys())
+        if missing:
+            raise ValueError(f"the target network's state lacks {missing[:3]} ({len(missing)} entries)")
+        return {k: state[k] for k in own}
 
     def tensors(self) -> dict[str, torch.Tensor]:
         state = {f"online.{k}": v.detach().clone() for k, v in self.online.state_dict().items()}
-        state.update({f"target.{k}": v.detach().clone() for k, v in self.target.state_dict().items()})
+        state.update({f"target.{k}": v.detach().clone() for k, v in self.target.own_state(self.online).items()})
         return state
 
     def load_tensors(self, tensors: dict[str, torch.Tensor]) -> None:
         self.online.load_state_dict({k[7:]: v for k, v in tensors.items() if k.startswith("online.")})
-        self.target.load_state_dict({k[7:]: v for k, v in tensors.items() if k.startswith("target.")})
+        target = {k[7:]: v for k, v in tensors.items() if k.startswith("target.")}
+        self.target.load_state_dict(self.target_state(target), strict=False)
