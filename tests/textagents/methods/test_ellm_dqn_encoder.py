@@ -70,7 +70,7 @@ def methods(tmp_path_factory):
 
     made = {}
     for init in ("original", "pretrained"):
-        config = load_config(EllmConfig, SMOKE, {"buffer_size": 10, "dqn_encoder_init": init})
+        config = load_config(EllmConfig, SMOKE, {"buffer_size": 10, "dqn_encoder_init": init, "language_state": True})
         made[init] = EllmMethod(config, RunContext(tmp_path_factory.mktemp(init), lambda: pytest.fail("LLM")))
     return made
 

@@ -64,7 +64,7 @@ def test_goal_conditioning_is_joint_by_default_and_separate_as_an_option(tmp_pat
 
     shapes = {}
     for encoding in ("joint", "separate"):
-        options = {"goal_conditioned": True, "buffer_size": 10}
+        options = {"language_state": True, "goal_conditioned": True, "buffer_size": 10}
         if encoding == "separate":
             options["goal_encoding"] = "separate"
         method = EllmMethod(load_config(EllmConfig, SMOKE, options), RunContext(tmp_path, lambda: pytest.fail("LLM")))

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from textagents.methods.ellm.dqn import DuelingQNetwork, NStepReplay, double_dqn_loss
+from textagents.methods.ellm.reward import goal_string
 
 SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "ellm" / "smoke.yaml"
 
@@ -166,7 +167,50 @@ def test_paper_yaml_and_the_defaults_are_the_originals_dqn(tmp_path):
         assert (config.adam_eps, config.max_grad_norm, config.frame_shape) == (1e-8, None, (84, 84, 4))
         assert (config.hidden, config.head_layers, config.time_limit_terminal) == (512, 2, True)
         assert (config.action_space, config.dqn_encoder_init) == ("harder", "original")
+        assert config.target_network == "shared_encoder"
     assert paper.frames_per_iteration * paper.iterations == 5_000_000 and paper.eval_episodes == 10
+    with pytest.raises(ValueError, match="target_network"):
+        load_config(EllmConfig, SMOKE, {"target_network": "copy"})
+
+
+@pytest.mark.parametrize(
+    ("options", "size"),
+    [
+        ({}, 0),  # config.yaml: use_language_state null, use_goal false
+        ({"language_state": True}, 384),
+        ({"goal_conditioned": True}, 384),
+        ({"language_state": True, "goal_conditioned": True}, 384),  # joint, the paper's runs
+        ({"language_state": True, "goal_conditioned": True, "goal_encoding": "separate"}, 768),
+    ],
+)
+def test_the_agents_inputs_are_pixels_only_by_default_as_the_originals_code(tmp_path, options, size):
+    from textagents.methods.core.config import load_config
+    from textagents.methods.core.method import RunContext
+    from textagents.methods.ellm.config import EllmConfig
+    from textagents.methods.ellm.method import EllmMethod
+
+    config = load_config(EllmConfig, SMOKE, {"buffer_size": 10, **options})
+    method = EllmMethod(config, RunContext(tmp_path, lambda: pytest.fail("no LLM")))
+    method._start_episode()
+    text = method._text(method.obs, method.info)
+    assert text.shape == (size,) and method.agent.replay.texts.shape == (10, size)
+    net = method.agent.online
+    assert net.mlp[0].in_features == (2 if size else 1) * 512
+    assert (net.text is None) is (size == 0) and (method.dqn_embed is None) is (size == 0)
+    if options == {"goal_conditioned": True}:  # the goal string alone (dqn.py:127-128)
+        goals = method.dqn_embed([goal_string(method.info["goals"])])[0]
+        np.testing.assert_allclose(text, goals)
+
+
+def test_paper_yaml_turns_on_the_readmes_inputs():
+    """README's Crafter pretraining commands: use_goal=True use_language_state=sbert (goal_encoder_type sbert)."""
+    from textagents.methods.core.config import load_config
+    from textagents.methods.ellm.config import EllmConfig
+
+    paper = load_config(EllmConfig, SMOKE.with_name("paper.yaml"))
+    assert paper.language_state and paper.goal_conditioned and paper.joint_goal_input
+    assert (EllmConfig().language_state, EllmConfig().goal_conditioned) == (False, False)
+    assert load_config(EllmConfig, SMOKE.with_name("cpu.yaml")).text_inputs == 1
 
 
 def test_the_network_and_optimizer_are_the_originals(tmp_path):

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import get_args
 
 from textagents.methods.core.config import MethodConfig
 from textagents.methods.core.original_prompts import PROMPT_SOURCES
+from textagents.methods.ellm.dqn import TargetNetwork
 from textagents.methods.ellm.prompt import PARSING
 
 GOAL_SOURCES = ("none", "uniform", "oracle", "llm")
 GOAL_ENCODINGS = ("joint", "separate")
 ACTION_SPACES = ("harder", "easier")
 DQN_ENCODER_INITS = ("original", "pretrained")
+TARGET_NETWORKS = get_args(TargetNetwork)
 
 
 @dataclass(frozen=True)
@@ -30,15 +33,18 @@ class EllmConfig(MethodConfig):
     ``none`` only (the task-reward reference), ``false`` with ``none`` is pretraining with no reward at all.
     ``time_limit_terminal``: the episode's time limit (400 steps) ends it as a death does, with no
     bootstrap, as the original (``false``: bootstrap from it, the textbook treatment of a truncation).
-    ``goal_conditioned`` adds the goals to the agent's input: ``goal_encoding`` ``joint``, as the original,
-    one sentence-encoder pass over the caption's and the goal string's tokens together (``joint.py``);
-    ``separate`` (ours) the caption's and the goal string's embeddings side by side. The DQN's sentence encoder
-    is a copy of the reward's: ``dqn_encoder_init`` ``original`` re-initialises its linear layers as the
-    original's ``Critic`` does (orthogonal, zero biases; embeddings and LayerNorms kept), ``pretrained`` keeps
-    them (ours; the reward's encoder is used). DQN: the original's ``config.yaml``
-    (``learning_rate``, ``n_steps``, ..., ``frame_size`` 84, ``greyscale``, ``frame_stack`` 4, heads of
-    ``head_layers`` hidden layers of ``hidden`` units). Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``,
-    counting achievements."""
+    The agent sees the pixels and, as the original's ``use_language_state: sbert`` and ``use_goal`` (both off
+    in its ``config.yaml``, both on in the paper's runs), ``language_state``: the caption's sentence embedding,
+    and ``goal_conditioned``: the goal string's. With both, ``goal_encoding`` ``joint``, as the original, is one
+    sentence-encoder pass over the caption's and the goal string's tokens together (``joint.py``); ``separate``
+    (ours) the two embeddings side by side. The DQN's sentence encoder (none for pixels only) is a copy of the
+    reward's: ``dqn_encoder_init`` ``original`` re-initialises its linear layers as the original's ``Critic``
+    does (orthogonal, zero biases; embeddings and LayerNorms kept), ``pretrained`` keeps them (ours; the
+    reward's encoder is used). ``target_network``: ``shared_encoder``, as the original, the target has only its
+    heads of its own and reads the online encoder (``dqn.TargetNetwork``); ``full_copy`` (ours) a whole frozen
+    copy. DQN: the original's ``config.yaml`` (``learning_rate``, ``n_steps``, ..., ``frame_size`` 84,
+    ``greyscale``, ``frame_stack`` 4, heads of ``head_layers`` hidden layers of ``hidden`` units).
+    Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``, counting achievements."""
 
     env_id: str = "Crafter-Text-ELLM-v0"
     action_space: str = "harder"
@@ -51,9 +57,11 @@ class EllmConfig(MethodConfig):
     threshold: float = 0.85
     env_reward: bool | None = None
     time_limit_terminal: bool = True
+    language_state: bool = False
     goal_conditioned: bool = False
     goal_encoding: str = "joint"
     dqn_encoder_init: str = "original"
+    target_network: str = "shared_encoder"
     frames_per_iteration: int = 10_000
     learning_rate: float = 6.25e-5
     gamma: float = 0.99
@@ -87,11 +95,13 @@ class EllmConfig(MethodConfig):
 
     @property
     def joint_goal_input(self) -> bool:
-        return self.goal_conditioned and self.goal_encoding == "joint"
+        """The caption and the goal string in one encoder pass."""
+        return self.language_state and self.goal_conditioned and self.goal_encoding == "joint"
 
     @property
-    def separate_goal_input(self) -> bool:
-        return self.goal_conditioned and self.goal_encoding == "separate"
+    def text_inputs(self) -> int:
+        """How many sentence embeddings the agent's text vector holds (0: pixels only)."""
+        return 1 if self.joint_goal_input else int(self.language_state) + int(self.goal_conditioned)
 
     @property
     def checks_action_success(self) -> bool:
@@ -115,6 +125,7 @@ class EllmConfig(MethodConfig):
         self.require_choice("goal_encoding", GOAL_ENCODINGS)
         self.require_choice("action_space", ACTION_SPACES)
         self.require_choice("dqn_encoder_init", DQN_ENCODER_INITS)
+        self.require_choice("target_network", TARGET_NETWORKS)
         self.require_positive(
             "llm_max_tokens",
             "frames_per_iteration",

@@ -50,8 +50,10 @@ class EllmMethod(Method):
         from textagents.sb3.features import SentenceEmbedder
 
         self.embed = SentenceEmbedder()  # the reward's, pretrained
-        self.dqn_embed = self.embed
-        if config.dqn_encoder_init == "original":  # a copy, with its own cache
+        self.dqn_embed: SentenceEmbedder | None = None  # pixels only
+        if config.text_inputs and config.dqn_encoder_init == "pretrained":
+            self.dqn_embed = self.embed
+        elif config.text_inputs:  # a copy, with its own cache
             self.dqn_embed = SentenceEmbedder()
             reinitialise_as_original(self.dqn_embed.model, seed=config.seed)
         self.joint = JointEmbedder(self.dqn_embed) if config.joint_goal_input else None
@@ -61,7 +63,7 @@ class EllmMethod(Method):
         probe = self._make_env(action_mode="discrete")
         actions = int(probe.action_space.n)
         probe.close()
-        text_size = self.dqn_embed.dim * (2 if config.separate_goal_input else 1)
+        text_size = self.embed.dim * config.text_inputs
         settings = DQNSettings(
             learning_rate=config.learning_rate,
             gamma=config.gamma,
@@ -75,6 +77,7 @@ class EllmMethod(Method):
             epsilon_frames=config.epsilon_frames,
             adam_eps=config.adam_eps,
             max_grad_norm=config.max_grad_norm,
+            target_network=config.target_network,
         )
         self.agent = DQNAgent(
             text_size,
@@ -135,14 +138,16 @@ class EllmMethod(Method):
         )
 
     def _text(self, obs: dict[str, Any], info: dict[str, Any]) -> np.ndarray:
-        """The network's text input, by the DQN's sentence encoder: the caption's embedding; goal-conditioned,
-        the joint embedding of the caption and the goal string (``joint``) or the goal string's embedding after
-        the caption's."""
+        """The network's text input, by the DQN's sentence encoder: the caption's embedding
+        (``language_state``), then the goal string's (``goal_conditioned``), or with both the joint embedding
+        of the two (``goal_encoding: joint``); empty for pixels only."""
         if self.joint is not None:
             return self.joint(Caption.of(info), info["goals"])
-        texts = [obs["text"]]
-        if self.config.separate_goal_input:
+        texts = [obs["text"]] if self.config.language_state else []
+        if self.config.goal_conditioned:
             texts.append(goal_string(info["goals"]))
+        if self.dqn_embed is None or not texts:
+            return np.zeros(0, np.float32)
         return self.dqn_embed(texts).reshape(-1).astype(np.float32)
 
     def _frame(self, image: np.ndarray) -> np.ndarray:
