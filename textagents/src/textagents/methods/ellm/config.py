@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import get_args
+from typing import Literal, get_args
 
 from textagents.methods.core.config import MethodConfig
 from textagents.methods.core.original_prompts import PROMPT_SOURCES
-from textagents.methods.ellm.dqn import TargetNetwork
 from textagents.methods.ellm.prompt import PARSING
 
 GOAL_SOURCES = ("none", "uniform", "oracle", "llm")
 GOAL_ENCODINGS = ("joint", "separate")
 ACTION_SPACES = ("harder", "easier")
 DQN_ENCODER_INITS = ("original", "pretrained")
+#: ``shared_encoder``: the original's target critic, built on the online critic's encoder object (dqn.py:239-243),
+#: so only its V and A heads are its own (copied at each sync) and its encoder is always the online one;
+#: ``full_copy``: the textbook target, a whole copy of the network frozen between syncs.
+TargetNetwork = Literal["shared_encoder", "full_copy"]
 TARGET_NETWORKS = get_args(TargetNetwork)
 
 
@@ -41,7 +44,7 @@ class EllmConfig(MethodConfig):
     reward's: ``dqn_encoder_init`` ``original`` re-initialises its linear layers as the original's ``Critic``
     does (orthogonal, zero biases; embeddings and LayerNorms kept), ``pretrained`` keeps them (ours; the
     reward's encoder is used). ``target_network``: ``shared_encoder``, as the original, the target has only its
-    heads of its own and reads the online encoder (``dqn.TargetNetwork``); ``full_copy`` (ours) a whole frozen
+    heads of its own and reads the online encoder (``TargetNetwork``); ``full_copy`` (ours) a whole frozen
     copy. DQN: the original's ``config.yaml`` (``learning_rate``, ``n_steps``, ..., ``frame_size`` 84,
     ``greyscale``, ``frame_stack`` 4, heads of ``head_layers`` hidden layers of ``hidden`` units).
     Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``, counting achievements."""

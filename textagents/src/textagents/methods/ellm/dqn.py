@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-#: ``shared_encoder``: the original's target critic, built on the online critic's encoder object (dqn.py:239-243),
-#: so only its V and A heads are its own (copied at each sync) and its encoder is always the online one;
-#: ``full_copy``: the textbook target, a whole copy of the network frozen between syncs.
-TargetNetwork = Literal["shared_encoder", "full_copy"]
+from textagents.methods.ellm.config import TargetNetwork
 
 
 @dataclass(frozen=True)
