@@ -90,6 +90,15 @@ def test_folders_named_arm_seed_n_are_summarised_with_the_first_arm_as_baseline(
     assert "Against arm=none" in comparison(tmp_path)
 
 
+def test_renamed_folders_whose_runs_record_one_value_stay_separate_arms(tmp_path):
+    for seed in (0, 1):
+        make_run(tmp_path, f"lr=a_seed{seed}", [0.1, 0.2], lr="a")
+        make_run(tmp_path, f"lr=a2_seed{seed}", [0.3, 0.5], lr="a")  # run as lr=a, renamed afterwards
+    assert main(["method", "summarise", str(tmp_path), "--arms", "a", "a2"]) == 0
+    report = comparison(tmp_path)
+    assert "| a | final | 2 | s0 0.200, s1 0.200 |" in report and "| a2 | final | 2 | s0 0.500, s1 0.500 |" in report
+
+
 def test_one_seed_gives_numbers_without_intervals(tmp_path):
     make_run(tmp_path, "lr=a_seed0", [0.1, 0.2], lr="a")
     make_run(tmp_path, "lr=b_seed0", [0.3, 0.5], lr="b")

@@ -135,7 +135,12 @@ def find_arms(folder: str | Path, order: Sequence[str] | None = None) -> tuple[s
         )
     keys = {prefix.partition("=")[0] for prefix in found if "=" in prefix}
     key = keys.pop() if len(keys) == 1 and all("=" in prefix for prefix in found) else "arm"
-    arms = {_label(prefix, key, runs): runs for prefix, runs in found.items()}
+    labels = {prefix: _label(prefix, key, runs) for prefix, runs in found.items()}
+    if len(set(labels.values())) < len(labels):
+        # folders renamed after the run (shaping=reference_seed0 holds shaping: code): the recorded values would
+        # merge different arms, so every arm is named by its folder instead
+        labels = {prefix: prefix.partition("=")[2] if "=" in prefix else prefix for prefix in found}
+    arms = {labels[prefix]: runs for prefix, runs in found.items()}
     if order:
         unknown = [label for label in order if label not in arms]
         if unknown:
