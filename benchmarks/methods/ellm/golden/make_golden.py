@@ -39,6 +39,14 @@ tests/textagents/methods/test_ellm.py. Not imported by the package.
   ours alike) and ``DQNAgent.update`` runs 4 times on one fixed batch (``target_batch``): each update's
   ``critic_loss`` and the target's and the online critic's Q values on the batch's next observations, before
   the first update and after each.
+- ``ellm_replay.json``: the replay buffer. ``ReplayBufferStorage`` and ``ReplayBuffer`` with the helpers they
+  call (replay_buffer.py:16-213), taken out with ``ast`` and run unchanged on a scripted stream of episodes
+  (``REPLAY_RUN``: each ends with discount 0, as every episode of the original's env, crafter_env.py:119-120,
+  with observation ids ``20 * episode + step``), with its ``clip_reward: true``, ``nstep`` 3 and ``discount``
+  0.99 (config.yaml), one worker and a fetch before every sample. ``draws`` samples at
+  ``np.random.seed(seed)``: for every (episode, start) drawn, the n-step reward (float16 in the original, its
+  reward spec), the discount, the next observation's step, and how often it was drawn; then ``capacity``: the
+  episodes held after each one is stored into a buffer of that many transitions.
 
     python benchmarks/methods/ellm/golden/make_golden.py /work/.mirror/yuqingd+ellm/repo
 """
@@ -460,6 +468,142 @@ def target_cases(repo: str, run: dict = TARGET_RUN) -> dict:
     return {"commit": COMMIT, "torch": torch.__version__, "run": run, "names": [k for k, _ in shapes], "steps": steps}
 
 
+#: ``ellm_replay.json``'s stream: each episode's rewards (float16-exact, some outside [-1, 1]); lengths 2, 1, 7,
+#: 3 and 12, so that an episode shorter than ``nstep`` and long ones are drawn.
+REPLAY_RUN = {
+    "episodes": [
+        [0.5, 2.0],
+        [-1.5],
+        [0.25, -3.0, 0.5, 1.5, 0.0, 1.0, 0.75],
+        [2.0, 0.5, -0.5],
+        [0.0, 0.125, 1.0, 0.0, 0.0, 4.0, -0.25, 0.0, 1.0, 0.5, 0.0, 1.0],
+    ],
+    "nstep": 3,
+    "discount": 0.99,
+    "clip_reward": True,
+    "seed": 0,
+    "draws": 20000,
+    "capacity": 12,
+}
+
+
+def observation_id(episode: int, step: int) -> int:
+    """The scripted stream's observation after ``step`` steps of ``episode`` (fits a uint8 frame)."""
+    return 20 * episode + step
+
+
+def original_replay(repo: str) -> dict:
+    """replay_buffer.py's helpers and classes, unchanged, in one namespace with the modules it imports."""
+    import datetime
+    import io
+    import traceback
+    from collections import defaultdict
+
+    import numpy as np
+    import torch
+    from torch.utils.data import IterableDataset
+
+    wanted = ("episode_len", "save_episode", "load_episode", "ReplayBufferStorage", "ReplayBuffer")
+    body = [
+        n
+        for n in ast.parse(_show(repo, "replay_buffer.py")).body
+        if isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name in wanted
+    ]
+    namespace: dict = {
+        "np": np,
+        "torch": torch,
+        "IterableDataset": IterableDataset,
+        "datetime": datetime,
+        "io": io,
+        "traceback": traceback,
+        "defaultdict": defaultdict,
+    }
+    exec(compile(ast.Module(body, []), "replay_buffer.py", "exec"), namespace)  # trusted: the pinned original's
+    return namespace
+
+
+def _spec(name: str, shape: tuple[int, ...], dtype) -> object:
+    """What the storage reads of a ``dm_env`` spec."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(name=name, shape=shape, dtype=dtype)
+
+
+def store_replay_episode(storage, episode: int, rewards: list[float]) -> None:
+    """One episode into the original's storage as its train loop adds it (train.py:338-350): the reset's time
+    step (action 0, reward 0, discount 1), then one per step, the last with discount 0."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    def time_step(step: int, action: int, reward: float, discount: int):
+        observation = {"obs": np.array([[observation_id(episode, step)]], np.int32)}
+        return SimpleNamespace(observation=observation, action=action, reward=reward, discount=discount)
+
+    storage.add(time_step(0, 0, 0.0, 1))
+    for step, reward in enumerate(rewards, start=1):
+        storage.add(time_step(step, step % 5, reward, 0 if step == len(rewards) else 1))
+    storage.store_episode()
+
+
+def replay_cases(repo: str, run: dict = REPLAY_RUN) -> dict:
+    import numpy as np
+
+    replay = original_replay(repo)
+    specs = (
+        {"obs": _spec("obs", (1, 1), np.int32)},
+        _spec("action", (), np.int64),
+        _spec("reward", (), np.float16),
+        _spec("discount", (), np.uint8),
+    )
+
+    def buffer(where: Path, max_size: int):
+        return replay["ReplayBuffer"](
+            where, max_size, 1, run["nstep"], run["discount"], run["clip_reward"], 1, True, 1
+        )  # one worker, a fetch before each sample, files kept, no frame stack
+
+    def held(sampler) -> list[int]:
+        return [int(fn.stem.split("_")[1]) for fn in sampler._episode_fns]
+
+    with tempfile.TemporaryDirectory() as where:
+        storage = replay["ReplayBufferStorage"](None, specs, Path(where) / "all")
+        for episode, rewards in enumerate(run["episodes"]):
+            store_replay_episode(storage, episode, rewards)
+        sampler = buffer(Path(where) / "all", 10_000)
+        np.random.seed(run["seed"])
+        drawn: dict[tuple[int, int], dict] = {}
+        for _ in range(run["draws"]):
+            obs, action, reward, discount, next_obs = sampler._sample()
+            episode, start = divmod(int(obs["obs"].item()), 20)
+            case = {
+                "episode": episode,
+                "start": start,
+                "action": int(action),
+                "reward": float(reward),
+                "reward_dtype": str(reward.dtype),
+                "discount": float(discount),
+                "next_step": int(next_obs["obs"].item()) % 20,
+            }
+            seen = drawn.setdefault((episode, start), {**case, "count": 0})
+            assert {k: seen[k] for k in case} == case  # the same pair gives the same sample
+            seen["count"] += 1
+        assert held(sampler) == list(range(len(run["episodes"])))  # stored in order (file names sort by time)
+
+        storage = replay["ReplayBufferStorage"](None, specs, Path(where) / "capacity")
+        sampler = buffer(Path(where) / "capacity", run["capacity"])
+        capacity = []
+        for episode, rewards in enumerate(run["episodes"]):
+            store_replay_episode(storage, episode, rewards)
+            sampler._sample()  # fetches the new episode, evicting the oldest ones to fit
+            capacity.append(held(sampler))
+    return {
+        "commit": COMMIT,
+        "run": run,
+        "samples": [drawn[k] for k in sorted(drawn)],
+        "capacity": capacity,
+    }
+
+
 def main(repo: str) -> None:
     parse = parse_response_of_original(repo)
     parsed = []
@@ -490,6 +634,7 @@ def main(repo: str) -> None:
     OUT.joinpath("ellm_actions.json").write_text(json.dumps(original_actions(repo)) + "\n")
     OUT.joinpath("ellm_weight_init.json").write_text(json.dumps(weight_init_cases(repo)) + "\n")
     OUT.joinpath("ellm_target.json").write_text(json.dumps(target_cases(repo), indent=1) + "\n")
+    OUT.joinpath("ellm_replay.json").write_text(json.dumps(replay_cases(repo), indent=1) + "\n")
 
 
 if __name__ == "__main__":
