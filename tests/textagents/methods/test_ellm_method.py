@@ -17,7 +17,7 @@ SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "ellm" 
 
 
 def _replay():
-    replay = NStepReplay(size=8, text_size=2, frame_shape=(1,))
+    replay = NStepReplay(size=8, text_size=2, frame_shape=(1,), clip_reward=False)
     # episode 1: rewards 1, 2, 3, terminated after the third; episode 2: 4, 5 (still running)
     for step, (reward, terminated) in enumerate([(1, False), (2, False), (3, True), (4, False), (5, False)]):
         replay.add([step], [step, 0], step % 3, reward, [step + 10], [0, step], terminated, False)
@@ -33,7 +33,7 @@ def test_n_step_returns_stop_at_the_episode_end_and_at_the_newest_transition():
 
 
 def test_a_time_limit_ends_the_sum_but_bootstraps():
-    replay = NStepReplay(size=4, text_size=1, frame_shape=(1,))
+    replay = NStepReplay(size=4, text_size=1, frame_shape=(1,), clip_reward=False)
     replay.add([0], [0], 0, 1.0, [1], [0], False, True)  # truncated
     replay.add([1], [0], 0, 7.0, [2], [0], False, False)
     batch = replay.gather(np.array([0]), n=3, gamma=0.9)
@@ -168,9 +168,12 @@ def test_paper_yaml_and_the_defaults_are_the_originals_dqn(tmp_path):
         assert (config.hidden, config.head_layers, config.time_limit_terminal) == (512, 2, True)
         assert (config.action_space, config.dqn_encoder_init) == ("harder", "original")
         assert config.target_network == "shared_encoder"
+        assert (config.replay_sampling, config.clip_reward, config.n_steps, config.gamma) == ("episode", True, 3, 0.99)
     assert paper.frames_per_iteration * paper.iterations == 5_000_000 and paper.eval_episodes == 10
     with pytest.raises(ValueError, match="target_network"):
         load_config(EllmConfig, SMOKE, {"target_network": "copy"})
+    with pytest.raises(ValueError, match=r"replay_sampling must be one of \['episode', 'transition'\], got 'uniform'"):
+        load_config(EllmConfig, SMOKE, {"replay_sampling": "uniform"})
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,7 @@ def test_the_replay_is_sampled_onto_the_agents_device():
     settings = DQNSettings(batch_size=4, buffer_size=16, learning_starts=4, train_every=1, target_update_every=4)
     agent = DQNAgent(3, 2, settings, frame_shape=(36, 36, 1), hidden=8, head_layers=1, device="cpu")
     rng = np.random.default_rng(0)
-    for _ in range(6):
+    for step in range(6):
         frame = rng.integers(0, 255, (36, 36, 1), dtype=np.uint8)
         agent.observe(
             frame,
@@ -75,7 +75,7 @@ def test_the_replay_is_sampled_onto_the_agents_device():
             1.0,
             frame,
             np.ones(3),
-            False,
+            step == 1,  # an episode ends, so the replay has one to draw from
             False,
         )
     assert len(agent.losses) == 3

@@ -18,6 +18,11 @@ DQN_ENCODER_INITS = ("original", "pretrained")
 #: ``full_copy``: the textbook target, a whole copy of the network frozen between syncs.
 TargetNetwork = Literal["shared_encoder", "full_copy"]
 TARGET_NETWORKS = get_args(TargetNetwork)
+#: ``episode``: the original's (replay_buffer.py:132-134, 186-188), a finished episode uniformly, then a start
+#: uniformly among its first ``max(1, len - n_steps + 1)`` steps; ``transition``: a transition uniformly over
+#: the replay, the running episode's included.
+ReplaySampling = Literal["episode", "transition"]
+REPLAY_SAMPLINGS = get_args(ReplaySampling)
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,10 @@ class EllmConfig(MethodConfig):
     does (orthogonal, zero biases; embeddings and LayerNorms kept), ``pretrained`` keeps them (ours; the
     reward's encoder is used). ``target_network``: ``shared_encoder``, as the original, the target has only its
     heads of its own and reads the online encoder (``TargetNetwork``); ``full_copy`` (ours) a whole frozen
-    copy. DQN: the original's ``config.yaml`` (``learning_rate``, ``n_steps``, ..., ``frame_size`` 84,
+    copy. ``replay_sampling``: ``episode``, as the original, draws finished episodes uniformly, then a start
+    in each (``ReplaySampling``); ``transition`` (ours) draws transitions uniformly. ``clip_reward``, as the
+    original's ``config.yaml``: each step's reward clipped to [-1, 1] inside the n-step return.
+    DQN: the original's ``config.yaml`` (``learning_rate``, ``n_steps``, ..., ``frame_size`` 84,
     ``greyscale``, ``frame_stack`` 4, heads of ``head_layers`` hidden layers of ``hidden`` units).
     Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``, counting achievements."""
 
@@ -65,6 +73,8 @@ class EllmConfig(MethodConfig):
     goal_encoding: str = "joint"
     dqn_encoder_init: str = "original"
     target_network: str = "shared_encoder"
+    replay_sampling: str = "episode"
+    clip_reward: bool = True
     frames_per_iteration: int = 10_000
     learning_rate: float = 6.25e-5
     gamma: float = 0.99
@@ -129,6 +139,7 @@ class EllmConfig(MethodConfig):
         self.require_choice("action_space", ACTION_SPACES)
         self.require_choice("dqn_encoder_init", DQN_ENCODER_INITS)
         self.require_choice("target_network", TARGET_NETWORKS)
+        self.require_choice("replay_sampling", REPLAY_SAMPLINGS)
         self.require_positive(
             "llm_max_tokens",
             "frames_per_iteration",

@@ -4,12 +4,14 @@ two, ``joint.py``).
 
 Stable-Baselines3's DQN has n-step returns but only for flat observations, and neither Double targets nor
 dueling heads; this is the small part written here: a replay of uint8 frames and float16 embeddings with
-n-step returns computed at sampling time (never across an episode's end), and the update.
+n-step returns computed at sampling time (never across an episode's end), drawn as the original's (an
+episode, then a start in it), and the update.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,15 +19,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from textagents.methods.ellm.config import TargetNetwork
+from textagents.methods.ellm.config import REPLAY_SAMPLINGS, ReplaySampling, TargetNetwork
 
 
 @dataclass(frozen=True)
 class DQNSettings:
     """The original's ``config.yaml``: lr 6.25e-5, 3-step returns, batch 64, replay 5M, learning from frame
     5,000, an update every 4 frames, the target's heads copied every 8,000 (its encoder shared with the online
-    network, ``target_network``), ε 1 → 0.01 over 1M frames, Adam's default eps (1e-8) and no gradient
-    clipping (``max_grad_norm=None``)."""
+    network, ``target_network``), ε 1 → 0.01 over 1M frames, Adam's default eps (1e-8), no gradient
+    clipping (``max_grad_norm=None``), episodes drawn from the replay before a start in each
+    (``replay_sampling``) and rewards clipped to [-1, 1] (``clip_reward``)."""
 
     learning_rate: float = 6.25e-5
     gamma: float = 0.99
@@ -41,6 +44,8 @@ class DQNSettings:
     adam_eps: float = 1e-8
     max_grad_norm: float | None = None
     target_network: TargetNetwork = "shared_encoder"
+    replay_sampling: ReplaySampling = "episode"
+    clip_reward: bool = True
 
 
 def _head(features: int, hidden: int, layers: int, out: int) -> nn.Sequential:
@@ -138,10 +143,28 @@ class DuelingQNetwork(nn.Module):
 
 
 class NStepReplay:
-    """Transitions of one env in order; a sample's return sums up to ``n`` rewards of its own episode."""
+    """Transitions of one env in order, in a ring of ``size``; a sample's return sums up to ``n`` rewards of its
+    own episode, each clipped to [-1, 1] first with ``clip_reward`` (the original's, replay_buffer.py:200-207).
 
-    def __init__(self, size: int, text_size: int, frame_shape: tuple[int, ...] = (64, 64, 3)):
+    ``sampling`` ``episode``, the original's (replay_buffer.py:132-134, 186-188): a finished episode uniformly,
+    then a start uniformly among its first ``max(1, len - n + 1)`` steps; the running episode is never drawn.
+    An episode leaves the draw whole as soon as the ring overwrites its first transition, so the held episodes
+    are the newest ones that fit, as the original's, which evicts whole episodes, oldest first, to keep its
+    transitions within its size (replay_buffer.py:143-151); here the running episode takes its share of the
+    ring. ``transition``: a transition uniformly, the running episode's included."""
+
+    def __init__(
+        self,
+        size: int,
+        text_size: int,
+        frame_shape: tuple[int, ...] = (64, 64, 3),
+        sampling: ReplaySampling = "episode",
+        clip_reward: bool = True,
+    ):
+        if sampling not in REPLAY_SAMPLINGS:
+            raise ValueError(f"sampling must be one of {list(REPLAY_SAMPLINGS)}, got {sampling!r}")
         self.size, self.count, self.position = size, 0, 0
+        self.sampling, self.clip_reward = sampling, clip_reward
         self.frames = np.zeros((size, *frame_shape), np.uint8)
         self.next_frames = np.zeros((size, *frame_shape), np.uint8)
         self.texts = np.zeros((size, text_size), np.float16)
@@ -150,6 +173,10 @@ class NStepReplay:
         self.rewards = np.zeros(size, np.float32)
         self.ends = np.zeros(size, bool)  # the episode ended after this transition
         self.terminals = np.zeros(size, bool)  # ... by termination (no bootstrap), not by a time limit
+        self.added = 0  # transitions ever added; the ring holds the last ``size`` of them
+        self.episode_start = 0  # where the running episode began, counted as ``added``
+        self.held: deque[tuple[int, int]] = deque()  # finished episodes in the ring: (start as ``added``, length)
+        self._held_arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     def add(self, frame, text, action, reward, next_frame, next_text, terminated: bool, truncated: bool) -> None:
         i = self.position
@@ -158,11 +185,37 @@ class NStepReplay:
         self.ends[i], self.terminals[i] = terminated or truncated, terminated
         self.position = (i + 1) % self.size
         self.count = min(self.count + 1, self.size)
+        self.added += 1
+        if self.ends[i]:
+            self.held.append((self.episode_start, self.added - self.episode_start))
+            self.episode_start = self.added
+            self._held_arrays = None
+        while self.held and self.held[0][0] < self.added - self.size:  # its first transition was overwritten
+            self.held.popleft()
+            self._held_arrays = None
+
+    def ready(self) -> bool:
+        """Whether there is something to draw: a finished episode (``episode``), a transition (``transition``)."""
+        return bool(self.held) if self.sampling == "episode" else self.count > 0
+
+    def episodes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The finished episodes held: their first transitions' ring positions and their lengths."""
+        if self._held_arrays is None:
+            starts, lengths = np.array(self.held, np.int64).reshape(-1, 2).T
+            self._held_arrays = (starts % self.size, lengths)
+        return self._held_arrays
 
     def sample(
         self, batch: int, n: int, gamma: float, rng: np.random.Generator, device: torch.device | str = "cpu"
     ) -> dict[str, torch.Tensor]:
-        return self.gather(rng.integers(0, self.count, size=batch), n, gamma, device)
+        if not self.ready():
+            raise ValueError(f"the replay has no {self.sampling} to sample yet")
+        if self.sampling == "transition":
+            return self.gather(rng.integers(0, self.count, size=batch), n, gamma, device)
+        starts, lengths = self.episodes()
+        chosen = rng.integers(0, len(starts), size=batch)
+        offsets = rng.integers(0, np.maximum(1, lengths[chosen] - n + 1))
+        return self.gather((starts[chosen] + offsets) % self.size, n, gamma, device)
 
     def gather(
         self, indices: np.ndarray, n: int, gamma: float, device: torch.device | str = "cpu"
@@ -178,7 +231,8 @@ class NStepReplay:
         for k in range(n):
             step = (indices + k) % self.size
             valid = alive & ((k == 0) | (step != (newest + 1) % self.size))
-            returns += np.where(valid, discounts * self.rewards[step], 0.0)
+            rewards = np.clip(self.rewards[step], -1.0, 1.0) if self.clip_reward else self.rewards[step]
+            returns += np.where(valid, discounts * rewards, 0.0)
             discounts = np.where(valid, discounts * gamma, discounts)
             last = np.where(valid, step, last)
             alive = valid & ~self.ends[step] & (step != newest)
@@ -233,7 +287,9 @@ class DQNAgent:
             self.target.share_encoder(self.online)
         self.sync_target()
         self.optimizer = torch.optim.Adam(self.online.parameters(), lr=settings.learning_rate, eps=settings.adam_eps)
-        self.replay = NStepReplay(settings.buffer_size, text_size, frame_shape)
+        self.replay = NStepReplay(
+            settings.buffer_size, text_size, frame_shape, settings.replay_sampling, settings.clip_reward
+        )
         self.rng = np.random.default_rng(seed)
         self.frames = 0
         self.losses: list[float] = []
@@ -252,11 +308,12 @@ class DQNAgent:
 
     def observe(self, *transition: Any) -> None:
         """Store a transition (frame, text, action, reward, next frame, next text, terminated, truncated)
-        and learn when it is time."""
+        and learn when it is time and the replay has something to draw (with ``episode`` sampling, a finished
+        episode: the original would fail to draw before one)."""
         self.replay.add(*transition)
         self.frames += 1
         s = self.settings
-        if self.frames >= s.learning_starts and self.frames % s.train_every == 0:
+        if self.frames >= s.learning_starts and self.frames % s.train_every == 0 and self.replay.ready():
             self.learn(self.replay.sample(s.batch_size, s.n_steps, s.gamma, self.rng, self.device))
         if self.frames % s.target_update_every == 0:
             self.sync_target()

@@ -78,6 +78,8 @@ class EllmMethod(Method):
             adam_eps=config.adam_eps,
             max_grad_norm=config.max_grad_norm,
             target_network=config.target_network,
+            replay_sampling=config.replay_sampling,
+            clip_reward=config.clip_reward,
         )
         self.agent = DQNAgent(
             text_size,
