@@ -10,6 +10,10 @@ With ``processes=1`` the model is in this process. With N > 1 each worker holds 
 seed), a call's contexts are split evenly across the workers, and an update runs the updater on each
 worker's share with gradients averaged before every optimizer step, so the replicas stay identical. The
 workers are started with ``spawn`` and talk to the main process over pipes (our own objects only).
+
+``score_cache`` (default on): each process serves repeated (functions, context, candidates) calls from a cache
+that is emptied whenever a weight changes (``score_cache.py``), so a frozen policy's repeated states cost
+one forward pass; the numbers are the ones the model computed for that pair under the same weights.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from torch import nn
 from textagents.device import autocast, rank_device, resolve_device, resolve_dtype
 from textagents.llm.accounting import TokenUsage
 from textagents.llm.base import Message
+from textagents.llm.score_cache import ScoreCache, weights_state
 
 ModuleFactory = Callable[[int], nn.Module]  # the LLM's hidden size -> a module function
 
@@ -112,14 +117,15 @@ class LLMSpec:
         hidden = backend.model.config.get_text_config().hidden_size
         torch.manual_seed(self.seed + 1)
         modules = {k: f(hidden) for k, f in self.module_functions.items()}
-        backend.module_functions = nn.ModuleDict(modules).to(device)
+        backend.module_functions = nn.ModuleDict(modules).to(device).eval()
         if self.lora_r:
             from peft import LoraConfig, get_peft_model
 
             task = "SEQ_2_SEQ_LM" if backend.seq2seq else "CAUSAL_LM"
             config = LoraConfig(r=self.lora_r, lora_alpha=2 * self.lora_r, task_type=task, target_modules="all-linear")
             torch.manual_seed(self.seed + 2)
-            backend.model = get_peft_model(backend.model, config)
+            # get_peft_model leaves every module in training mode: eval mode, as the model was loaded (no dropout)
+            backend.model = get_peft_model(backend.model, config).eval()
         return backend
 
 
@@ -144,19 +150,20 @@ def embedding_state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 class Caller:
     """The LLM for an RL loop (see the module docstring). Also an ``LLMBackend`` (``generate``, ``chat``,
-    ``score``), so agents and methods can use it like any backend."""
+    ``score``), so agents and methods can use it like any backend. ``score_cache``: serve repeated calls
+    under unchanged weights from each process's cache (see the module docstring)."""
 
-    def __init__(self, spec: LLMSpec, updater: Updater | None = None, processes: int = 1):
+    def __init__(self, spec: LLMSpec, updater: Updater | None = None, processes: int = 1, score_cache: bool = True):
         if processes < 1:
             raise ValueError(f"processes must be >= 1, got {processes}")
-        self.spec, self.processes = spec, processes
+        self.spec, self.processes, self.score_cache = spec, processes, score_cache
         self.model_name = Path(str(spec.model)).name
         self.usage = TokenUsage()
         self._local: _Worker | None = None
         self._pipes: list[Any] = []
         self._workers: list[Any] = []
         if processes == 1:
-            self._local = _Worker(spec, updater, 0, 1)
+            self._local = _Worker(spec, updater, 0, 1, score_cache)
         else:
             self._start(updater)
 
@@ -170,7 +177,7 @@ class Caller:
             parent, child = context.Pipe()
             process = context.Process(
                 target=_serve_worker,
-                args=(child, self.spec, updater, rank, self.processes, port, threads),
+                args=(child, self.spec, updater, rank, self.processes, port, threads, self.score_cache),
                 daemon=True,
             )
             process.start()
@@ -227,6 +234,11 @@ class Caller:
     def load_trainable_state(self, state: Mapping[str, torch.Tensor]) -> None:
         self._call("load_state", [], dict(state))
 
+    def cache_stats(self) -> dict[str, int]:
+        """The score cache's ``hits`` and ``misses`` (context rows) summed over the processes."""
+        parts = self._call("cache_stats", [])
+        return {key: sum(part[key] for part in parts) for key in ("hits", "misses")}
+
     # ------------------------------------------------------------------ LLMBackend
     def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
         return [row["__score"] for row in self.custom_module_fns([], contexts, candidates)]
@@ -269,10 +281,11 @@ def _is_per_context(value: Any, count: int) -> bool:
 class _Worker:
     """One process's LLM and updater."""
 
-    def __init__(self, spec: LLMSpec, updater: Updater | None, rank: int, world_size: int):
+    def __init__(self, spec: LLMSpec, updater: Updater | None, rank: int, world_size: int, score_cache: bool = True):
         self.llm = LLMHandle(spec.build(rank), rank, world_size)
         self.updater = updater
         self.dtype = resolve_dtype(spec.dtype, self.llm.backend.device)
+        self.cache = ScoreCache() if score_cache else None
 
     def precision(self) -> Any:
         return autocast(self.llm.backend.device, self.dtype)
@@ -280,20 +293,34 @@ class _Worker:
     def forward(self, contexts: list[str], candidates: list[list[str]], keys: list[str]) -> list[dict]:
         if not contexts:
             return []
+        backend = self.llm.backend
+        state = weights_state([backend.model, backend.module_functions]) if self.cache is not None else None
+        if state is None:
+            return self._forward(contexts, candidates, keys)
+        return self.cache.rows(keys, contexts, candidates, state, lambda c, o: self._forward(c, o, keys))
+
+    def _forward(self, contexts: list[str], candidates: list[list[str]], keys: list[str]) -> list[dict]:
         with torch.no_grad(), self.precision():
             outputs = self.llm.backend.forward_candidates(contexts, candidates, functions=keys)
         return [
             {("__score" if k == "score" else k): outputs[k][i].tolist() for k in outputs} for i in range(len(contexts))
         ]
 
+    def cache_stats(self, _: list) -> dict[str, int]:
+        cache = self.cache
+        return {"hits": cache.hits, "misses": cache.misses} if cache is not None else {"hits": 0, "misses": 0}
+
     def update(self, contexts: list[str], candidates: list, *rest: Any) -> dict[str, float]:
         *sharded, keys, shared = rest
         if self.updater is None:
             raise RuntimeError("this Caller has no updater")
         with self.precision():
-            return self.updater.perform_update(
+            result = self.updater.perform_update(
                 self.llm, contexts, candidates, **dict(zip(keys, sharded, strict=True)), **shared
             )
+        if self.cache is not None:
+            self.cache.clear()  # also for updaters that write the weights through .data, unseen by their versions
+        return result
 
     def state(self, _: list) -> dict[str, torch.Tensor]:
         backend = self.llm.backend
@@ -307,6 +334,8 @@ class _Worker:
         return state
 
     def load_state(self, _: list, state: dict[str, torch.Tensor]) -> None:
+        if self.cache is not None:
+            self.cache.clear()
         backend = self.llm.backend
         params = dict(backend.model.named_parameters())
         with torch.no_grad():
@@ -329,7 +358,14 @@ class _Worker:
 
 
 def _serve_worker(
-    pipe: Any, spec: LLMSpec, updater: Updater | None, rank: int, world_size: int, port: int, threads: int
+    pipe: Any,
+    spec: LLMSpec,
+    updater: Updater | None,
+    rank: int,
+    world_size: int,
+    port: int,
+    threads: int,
+    score_cache: bool,
 ) -> None:
     os.environ.update(
         MASTER_ADDR="127.0.0.1",
@@ -346,7 +382,7 @@ def _serve_worker(
         # the process group the gradients are averaged over: NCCL between GPUs, as lamorel's accelerate launch
         PartialState(cpu=not on_gpu, backend="nccl" if on_gpu else "gloo")
         torch.set_num_threads(threads)
-        worker = _Worker(spec, updater, rank, world_size)
+        worker = _Worker(spec, updater, rank, world_size, score_cache)
     except Exception as error:  # reported to the main process, which raises it
         pipe.send(("error", f"rank {rank}: {type(error).__name__}: {error}"))
         return

@@ -20,7 +20,9 @@ class GlamConfig(MethodConfig):
     ``npae`` (the same architecture, fresh random weights), ``drrn`` or ``symbolic_ppo``. ``lora_r`` > 0:
     LoRA of that rank, else full fine-tuning. ``llm_processes``: LLM worker processes (lamorel's; 1 = in
     this process). ``prompt_observations``: how many of the last observations GLAM's prompt shows (the
-    paper: 3, with the 2 commands between them; 1 makes every forward pass ~2x shorter).
+    paper: 3, with the 2 commands between them; 1 makes every forward pass ~2x shorter). ``score_cache``:
+    the policy's repeated (prompt, commands) calls under unchanged weights (an evaluation, a rollout) are
+    computed once (a speed-up only: the same numbers; false: every call runs the model).
 
     As the original (docs/methods/glam.md has the fidelity table): ``scoring`` ``paper`` (π = softmax(p /
     max p), p the product of a command's token probabilities; ``pinned``: the pinned code's summed raw
@@ -65,6 +67,7 @@ class GlamConfig(MethodConfig):
     lora_r: int = 0
     value_head_width: int = 1024
     llm_processes: int = 1
+    score_cache: bool = True
     eval_episodes: int = 1000
     eval_greedy: bool = False
     test_levels_every: int = 1

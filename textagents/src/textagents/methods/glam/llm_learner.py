@@ -75,7 +75,9 @@ class LLMLearner(Learner):
         super().__init__(config)
         self.settings = ppo_settings(config)
         updater = PPOUpdater(self.settings, config.micro_batch)
-        self.caller = Caller(llm_spec(config, model), updater, processes=config.llm_processes)
+        self.caller = Caller(
+            llm_spec(config, model), updater, processes=config.llm_processes, score_cache=config.score_cache
+        )
         self.train = Episodes(
             config.env_id, config.envs, config.max_steps, config.seed * 1_000_003, config.prompt_observations
         )
