@@ -1,7 +1,8 @@
 """GLAM's training loop on this machine with SmolLM2-135M-Instruct: env frames/s of collection (the policy
 scoring the six commands and the value head, for every env each frame) and of a whole iteration (collection
 + the PPO update), with the LLM in this process and in 2 worker processes (lamorel-style ``Caller``).
-``score()`` pairs/s with and without context reuse are in ``perf_smollm2.json``.
+``score()`` pairs/s with and without context reuse are in ``perf_smollm2.json``; the score cache is off
+here (``perf_glam_cache.py`` measures it).
 
 Needs `textagents download smollm2`. Writes ``benchmarks/results/perf_glam.json``.
 Run: ``python benchmarks/perf/perf_glam.py [--envs 8] [--frames 8] [--lora-r 8] [--micro-batch 4]``.
@@ -33,6 +34,7 @@ def measure(args: argparse.Namespace, processes: int) -> dict:
         ppo_epochs=1,
         minibatch_size=args.envs * args.frames,
         micro_batch=args.micro_batch,
+        score_cache=False,  # the collection loop scores the same states again: the model's speed, not the cache's
     )
     start = time.perf_counter()
     learner = LLMLearner(config, MODEL)
