@@ -29,9 +29,9 @@ from textagents.bench.store import (
 )
 from textagents.bench.suite import EpisodeTask, Suite
 from textagents.bench.worker import play_task
+from textagents.ray_session import ray_session
 
 BACKENDS = ("local", "ray")
-LOCAL_RAY_OBJECT_STORE = 256 * 1024**2
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -68,33 +68,16 @@ def _local(tasks: list[EpisodeTask], workers: int, keep_trajectory: bool) -> Ite
 def _ray(
     tasks: list[EpisodeTask], workers: int, keep_trajectory: bool, address: str | None
 ) -> Iterator[dict[str, Any]]:
-    try:
-        import ray
-    except ImportError as error:
-        raise ImportError('the Ray backend needs ray: pip install "textagents[ray]"') from error
-    started_here = not ray.is_initialized()
-    if started_here:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            # episode records are small: a small object store fits machines with a small /dev/shm
-            ray.init(
-                num_cpus=workers,
-                object_store_memory=LOCAL_RAY_OBJECT_STORE,
-                include_dashboard=False,
-                log_to_driver=False,
-            )
-    remote = ray.remote(num_cpus=1, max_retries=2)(play_task)
-    pending = [remote.remote(task, keep_trajectory) for task in tasks]
-    try:
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            yield ray.get(done[0])
-    finally:
-        for ref in pending:
-            ray.cancel(ref)
-        if started_here:
-            ray.shutdown()
+    with ray_session(address, num_cpus=workers) as ray:
+        remote = ray.remote(num_cpus=1, max_retries=2)(play_task)
+        pending = [remote.remote(task, keep_trajectory) for task in tasks]
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                yield ray.get(done[0])
+        finally:
+            for ref in pending:
+                ray.cancel(ref)
 
 
 def _check_out(out: Path) -> None:
