@@ -309,24 +309,33 @@ def _method_run(args: argparse.Namespace) -> int:
 
 
 def _method_compare(args: argparse.Namespace) -> int:
-    from textagents.methods.core.compare import parse_setting, parse_vary, run_comparison
+    from textagents.methods.core.compare import RunsFailedError, parse_setting, parse_vary, run_comparison
+    from textagents.methods.core.compare_ray import RunResources
     from textagents.sb3.threads import training_threads
 
     key, values = parse_vary(args.vary)
-    with training_threads(args.threads):
-        path = run_comparison(
-            args.method,
-            args.config,
-            args.out,
-            key,
-            values,
-            args.seeds,
-            llm=_llm_choice(args),
-            progress=not args.no_progress,
-            settings=dict(parse_setting(text) for text in args.set or []),
-            unsafe_local_exec=args.unsafe_local_exec,
-            allow_mixed_code=args.allow_mixed_code,
-        )
+    resources = RunResources(args.cpus_per_run, args.gpus_per_run)
+    try:
+        with training_threads(args.threads):
+            path = run_comparison(
+                args.method,
+                args.config,
+                args.out,
+                key,
+                values,
+                args.seeds,
+                llm=_llm_choice(args),
+                progress=not args.no_progress,
+                settings=dict(parse_setting(text) for text in args.set or []),
+                unsafe_local_exec=args.unsafe_local_exec,
+                allow_mixed_code=args.allow_mixed_code,
+                backend=args.backend,
+                resources=resources,
+                address=args.address,
+            )
+    except RunsFailedError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     print(json.dumps({"comparison": str(path)}))
     return 0
 
@@ -459,7 +468,28 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     compare.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="change a setting of the config for every run (repeatable)"
     )
-    compare.add_argument("--no-progress", action="store_true", help="no progress bars")
+    compare.add_argument("--no-progress", action="store_true", help="no progress bars (or lines, with Ray)")
+    compare.add_argument(
+        "--backend",
+        default="local",
+        choices=["local", "ray"],
+        help="local: the runs one after another here (default); ray: each run a Ray task (on the cluster at "
+        "--address or RAY_ADDRESS, else a local Ray); --out must be a folder every Ray worker sees",
+    )
+    compare.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else start a local Ray)")
+    compare.add_argument(
+        "--cpus-per-run",
+        type=int,
+        default=1,
+        help="with Ray: CPUs reserved for each run, also its torch threads (default %(default)s)",
+    )
+    compare.add_argument(
+        "--gpus-per-run",
+        type=float,
+        default=0,
+        help="with Ray: GPUs reserved for each run, a fraction to share one (default %(default)s: no GPU, so "
+        "device auto is the CPU)",
+    )
     _add_allow_mixed_code(compare)
     _add_threads(compare)
     _add_device(compare)

@@ -4,8 +4,8 @@ AUC measures with bootstrap CIs, paired differences and verdicts). ``textagents 
 --out DIR --vary KEY=V1,V2 --seeds 0 1`` (``--set KEY=VALUE`` changes a setting of the config for every run);
 the same command again skips finished runs and resumes unfinished ones (with a larger ``iterations``, it
 extends the finished ones). Runs made at different code states are refused before any training, unless
-``--allow-mixed-code``. ``textagents method summarise DIR`` writes the report again from the folders alone
-(``find_arms``)."""
+``--allow-mixed-code``. ``--backend ray`` makes each run a Ray task (``compare_ray``). ``textagents method
+summarise DIR`` writes the report again from the folders alone (``find_arms``)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,11 @@ import yaml
 
 from textagents.bench.metadata import package_versions, project_commit
 from textagents.methods.core.code_state import CodeState, check_pooled, run_code_states
+from textagents.methods.core.compare_ray import RunResources, run_on_ray
 from textagents.methods.core.comparison_report import Arm, read_config, write_comparison
 from textagents.methods.core.config import ConfigError, load_config, read_config_file
 from textagents.methods.core.run_dir import CONFIG_FILE, METRICS_FILE, RunDir
+from textagents.methods.core.runner import LLMChoice
 from textagents.methods.registry import method_class
 from textenvs.core.messages import short_repr
 from textenvs.data import parse_yaml
@@ -52,6 +54,13 @@ def run_name(key: str, value: Any, seed: int) -> str:
     return f"{key}={_UNSAFE_IN_NAMES.sub('_', str(value))}_seed{seed}"
 
 
+BACKENDS = ("local", "ray")
+
+
+class RunsFailedError(RuntimeError):
+    """Runs of a Ray comparison failed; the others finished and ``comparison.md`` reports them."""
+
+
 def run_comparison(
     method: str,
     config_path: str | Path,
@@ -59,15 +68,24 @@ def run_comparison(
     key: str,
     values: Sequence[Any],
     seeds: Sequence[int],
-    llm: Any = None,
+    llm: LLMChoice | None = None,
     progress: bool = True,
     settings: dict[str, Any] | None = None,
     unsafe_local_exec: bool = False,
     allow_mixed_code: bool = False,
+    backend: str = "local",
+    resources: RunResources | None = None,
+    address: str | None = None,
 ) -> Path:
-    from textagents.methods.core.runner import run_method
-
+    """Every run not finished, one after another in this process (``backend="local"``: the first failure stops
+    the comparison) or as Ray tasks with ``resources`` each (``"ray"``, on the cluster at ``address``:
+    ``ray_session``), then ``comparison.md``. With Ray, failed runs are left out of the report and named
+    afterwards in a ``RunsFailedError``."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"--backend {short_repr(backend)}: expected one of {', '.join(BACKENDS)}")
     cls = method_class(method)
+    llm = llm or LLMChoice()
+    resources = resources or RunResources()
     base = {**read_config_file(config_path), **(settings or {})}
     out = Path(out)
     configs = out / "configs"
@@ -81,18 +99,39 @@ def run_comparison(
             name = run_name(key, value, seed)
             path = configs / f"{name}.yaml"
             path.write_text(yaml.safe_dump({**base, key: value, "seed": seed}, sort_keys=False))
-            iterations = load_config(cls.config_class, path).iterations  # every config checked first
-            runs.append((name, path, iterations))
+            config = load_config(cls.config_class, path, llm.config_overrides())  # every config checked first
+            if backend == "ray":
+                resources.check_device(name, config.device)
+            runs.append((name, path, config.iterations))
     to_run = [(name, path) for name, path, iterations in runs if not _finished(out / name, iterations)]
     _check_code_before_running(out, [name for name, _, _ in runs], {name for name, _ in to_run}, allow_mixed_code)
-    for name, path in to_run:
-        run_dir = out / name
-        resume = (run_dir / CONFIG_FILE).is_file()  # started: from its checkpoint, or from 0 when a kill left none
-        run_method(
-            method, path, run_dir, resume=resume, llm=llm, progress=progress, unsafe_local_exec=unsafe_local_exec
-        )
+    options = {"llm": llm, "unsafe_local_exec": unsafe_local_exec}
+    failed: dict[str, str] = {}
+    if backend == "local":
+        for name, path in to_run:
+            run_one(method, path, out / name, progress=progress, **options)
+    else:
+        failed = run_on_ray(method, to_run, out, resources, address, options, progress)
     arms = [Arm(str(value), {seed: out / run_name(key, value, seed) for seed in seeds}) for value in values]
-    return write_comparison(out, method, key, arms, allow_mixed_code)
+    if not failed:
+        return write_comparison(out, method, key, arms, allow_mixed_code)
+    arms = [Arm(arm.label, {s: r for s, r in arm.runs.items() if r.name not in failed}) for arm in arms]
+    arms = [arm for arm in arms if arm.runs]
+    written = f"{write_comparison(out, method, key, arms, allow_mixed_code)} reports the others" if arms else ""
+    listed = "; ".join(f"{name} ({error})" for name, error in failed.items())
+    raise RunsFailedError(
+        f"{len(failed)} of {len(runs)} runs failed: {listed}; {written or 'no run finished'}; the same command "
+        "again retries them (finished runs are skipped)"
+    )
+
+
+def run_one(method: str, path: Path, run_dir: Path, *, llm: LLMChoice, progress: bool, unsafe_local_exec: bool) -> None:
+    """One run of a comparison: started, or resumed when its folder holds a started run (from its checkpoint, or
+    from 0 when a kill left none)."""
+    from textagents.methods.core.runner import run_method
+
+    resume = (run_dir / CONFIG_FILE).is_file()
+    run_method(method, path, run_dir, resume=resume, llm=llm, progress=progress, unsafe_local_exec=unsafe_local_exec)
 
 
 def _finished(run_dir: Path, iterations: int) -> bool:
