@@ -171,6 +171,28 @@ def _snapshot(env: Any) -> tuple[frozenset[str], dict[str, str], int]:
     return correct, _places(world), len(robot.known_objects) + len(robot.known_receptacles)
 
 
+def planner_messages(observation: str, previous_steps: str = "") -> list[dict[str, str]]:
+    """The planner's prompt for an ``llm_personalize`` observation as the original sends it: the system
+    message, then the user message ending with ``step 1:``."""
+    user = planner_prompt(observation, previous_steps, first_step=False) + PROMPT_PREFIX
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def skip_cause(world: Any, step: PlanStep) -> str | None:
+    """Why the original would skip ``step`` in Housekeep ``world`` without acting, or None: no pattern
+    matched; a name its key translation does not know (here: that the episode does not have, or of the
+    wrong kind); ``go to`` an object or receptacle not observed yet (``postprocess``,
+    ``llm_planner.py:53-59``)."""
+    if step.command is None:
+        return "unparseable"
+    command = parse(step.command, world.names, world.parsed)
+    if command is None:
+        return "not_admissible"
+    if command.verb == GO_TO and not world.is_known(world.robots[0], command.target):
+        return "not_admissible"
+    return None
+
+
 class _Episode:
     """One episode being played: its env, last observation, calls and the steps it has taken."""
 
@@ -194,28 +216,12 @@ class _Episode:
         return not self.done
 
     def messages(self) -> list[dict[str, str]]:
-        """The planner's prompt as the original sends it: the user message, then ``step 1:``."""
-        user = planner_prompt(self.obs["text"], self.previous_steps, first_step=False) + PROMPT_PREFIX
-        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
-
-    def skip_cause(self, step: PlanStep) -> str | None:
-        """Why the original would skip ``step`` without acting, or None: no pattern matched; a name its key
-        translation does not know (here: that the episode does not have, or of the wrong kind); ``go to``
-        an object or receptacle not observed yet (``postprocess``, ``llm_planner.py:53-59``)."""
-        if step.command is None:
-            return "unparseable"
-        world = self.env.unwrapped.world
-        command = parse(step.command, world.names, world.parsed)
-        if command is None:
-            return "not_admissible"
-        if command.verb == GO_TO and not world.is_known(world.robots[0], command.target):
-            return "not_admissible"
-        return None
+        return planner_messages(self.obs["text"], self.previous_steps)
 
     def take(self, step: PlanStep, call: PlanningCall) -> bool:
         """Take one step: skip it or play it; True when it was played and succeeded."""
         self.steps_taken += 1
-        cause = self.skip_cause(step)
+        cause = skip_cause(self.env.unwrapped.world, step)
         if cause is None:
             self.skipped_in_a_row = 0
             return self.act(step.command, call)
