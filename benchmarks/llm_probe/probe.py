@@ -185,7 +185,9 @@ class Backends:
 
                 if self.threads is not None:
                     torch.set_num_threads(self.threads)
-                inner = TransformersBackend(self.model)
+                # GLAM's paper scoring tokenizes candidates with special tokens (glam/llm_learner.py); only
+                # scoring reads this setting
+                inner = TransformersBackend(self.model, candidate_special_tokens=True)
             self.built[kind] = inner
         return self.built[kind]
 

@@ -78,21 +78,21 @@ def test_every_probe_runs_end_to_end_on_the_tiny_model_and_the_table_is_rendered
 
 
 def test_glam_agreement_is_one_for_a_model_that_prefers_the_bot_and_chance_for_a_uniform_one(probe):
-    states = probe.glam_states(12, seed=0)
+    states = probe.glam_states(20, seed=0)
     bot = {context: candidates[index] for context, candidates, index in states}
     assert len(bot) == len(states)  # every context distinct, so the lookup below is the bot's choice
 
     def prefers_bot(context, options):
         return [0.0 if option == bot[context] else -5.0 for option in options]
 
-    agreeing = probe.probe_glam(backends_of(probe, Fake(score=prefers_bot)), probe.Probe(12))
+    agreeing = probe.probe_glam(backends_of(probe, Fake(score=prefers_bot)), probe.Probe(20))
     assert agreeing["agreement"]["value"] == 1.0 and agreeing["mean_pi_bot"]["value"] > 0.3
     uniform = probe.probe_glam(
-        backends_of(probe, Fake(score=lambda c, options: [-3.0] * len(options))), probe.Probe(12)
+        backends_of(probe, Fake(score=lambda c, options: [-3.0] * len(options))), probe.Probe(20)
     )
     assert uniform["agreement"]["value"] == pytest.approx(1 / 6) == pytest.approx(uniform["chance"])
     assert uniform["mean_pi_bot"]["value"] == pytest.approx(1 / 6)
-    assert uniform["timing"]["calls"] == 12
+    assert uniform["timing"]["calls"] == 20
 
 
 CODE = "```python\ndef potential(observation: str) -> float:\n    return {body}\n```"
