@@ -280,7 +280,8 @@ def _llm_choice(args: argparse.Namespace):
 
     record, replay = _absolute(args.llm_record), _absolute(args.llm_replay)
     hosts = _allowed_hosts(args)
-    return LLMChoice(_model(args), args.base_url, args.api_key_env, record, replay, hosts, args.device)
+    device = getattr(args, "device", None)  # the lgqd stages take no --device: their pipeline's config says
+    return LLMChoice(_model(args), args.base_url, args.api_key_env, record, replay, hosts, device)
 
 
 def _method_run(args: argparse.Namespace) -> int:
