@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from textagents.bench.store import write_json_atomic
 from textagents.device import resolve_device, resolve_dtype
 
 #: Flan-T5-large's architecture (google/flan-t5-large config.json), GLAM's paper model.
@@ -281,13 +282,6 @@ PARTS = {"glam": glam, "ellm": ellm, "bk": bk, "llm_personalize": llm_personaliz
 
 
 # ---------------------------------------------------------------------- driver
-def write_atomic(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(temporary, path)
-
-
 def run_part(name: str, device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -312,6 +306,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny models (a run here, on the CPU, in a minute)")
     parser.add_argument("--parts", nargs="+", choices=sorted(PARTS), default=list(PARTS))
     args = parser.parse_args()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     device = resolve_device(args.device)
     report: dict[str, Any] = {
         "device": str(device),
@@ -326,7 +321,7 @@ def main() -> None:
         if device.type == "cuda" and args.cpu_steps:
             entry["cpu"] = run_part(name, "cpu", args.budget_s, args.quick, args.cpu_steps)
         report["parts"][name] = entry
-        write_atomic(args.out, report)
+        write_json_atomic(args.out, report)
         print(json.dumps({name: {d: {k: v for k, v in r.items() if k != "traceback"} for d, r in entry.items()}}))
 
 

@@ -32,5 +32,5 @@ def test_a_failing_part_is_recorded_and_the_report_written(check, tmp_path, monk
     monkeypatch.setitem(check.PARTS, "ellm", broken)
     result = check.run_part("ellm", "cpu", budget_s=0.1, quick=True, max_steps=1)
     assert not result["ok"] and result["error"] == "RuntimeError: out of memory"
-    check.write_atomic(tmp_path / "gpu_check.json", {"parts": {"ellm": result}})
+    check.write_json_atomic(tmp_path / "gpu_check.json", {"parts": {"ellm": result}})
     assert (tmp_path / "gpu_check.json").is_file() and not list(tmp_path.glob(".*.tmp"))
