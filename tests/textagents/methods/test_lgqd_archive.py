@@ -175,14 +175,3 @@ def test_a_pipeline_folder_is_not_overwritten_and_resumes_only_with_its_config(t
         archive_stage.run_archive(other, tmp_path / "run", resume=True, progress=False)
     done = archive_stage.run_archive(SMOKE, tmp_path / "run", resume=True, progress=False)
     assert done["entries"] == 20
-
-
-def test_the_paper_config_holds_the_papers_settings():
-    paper = load_config(LGQDConfig, SMOKE.with_name("paper.yaml"))
-    assert (paper.generations, paper.population, paper.offspring, paper.horizon) == (1000, 50, 50, 400)
-    assert (paper.mutation_eta, paper.mutation_indpb, paper.gene_low, paper.gene_high) == (5.0, 0.1, -1.0, 1.0)
-    assert (paper.novelty_k, paper.archive_additions, paper.archive_threshold, paper.archive_max) == (15, 6, 0.5, 10000)
-    assert genome_size(layer_sizes(paper.hidden_size, paper.hidden_layers)) == 302
-    assert paper.style_weights == (0.8, 0.1, 0.1) and paper.temperature == 0.2
-    assert paper.split_fractions == (0.8, 0.1, 0.1) and paper.dedupe_tolerance is None
-    assert load_config(LGQDConfig, SMOKE.with_name("cpu.yaml")).generations == 1000
