@@ -281,7 +281,8 @@ def _llm_choice(args: argparse.Namespace):
     record, replay = _absolute(args.llm_record), _absolute(args.llm_replay)
     hosts = _allowed_hosts(args)
     device = getattr(args, "device", None)  # the lgqd stages take no --device: their pipeline's config says
-    return LLMChoice(_model(args), args.base_url, args.api_key_env, record, replay, hosts, device)
+    concurrency = args.max_concurrency
+    return LLMChoice(_model(args), args.base_url, args.api_key_env, record, replay, hosts, device, concurrency)
 
 
 def _method_run(args: argparse.Namespace) -> int:
@@ -395,6 +396,26 @@ def _add_llm_options(parser: argparse.ArgumentParser) -> None:
     _add_llm_recording(parser)
 
 
+def _add_max_concurrency(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-concurrency",
+        type=_positive_int,
+        metavar="N",
+        help="requests sent to the --base-url server at once (default: the config's max_concurrency:, itself 8)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    """An integer >= 1; argparse's usage error (exit 2) otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
 def _add_unsafe_local_exec(parser: argparse.ArgumentParser) -> None:
     """The user's opt-in (never a config's) to run LLM-written code without the OS boundary."""
     parser.add_argument(
@@ -457,6 +478,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     _add_threads(run)
     _add_device(run)
     _add_llm_options(run)
+    _add_max_concurrency(run)
     _add_unsafe_local_exec(run)
     run.set_defaults(run=_method_run)
 
@@ -495,6 +517,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     _add_threads(compare)
     _add_device(compare)
     _add_llm_options(compare)
+    _add_max_concurrency(compare)
     _add_unsafe_local_exec(compare)
     compare.set_defaults(run=_method_compare)
 
@@ -527,6 +550,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     )
     _add_device(evaluate)
     _add_llm_options(evaluate)
+    _add_max_concurrency(evaluate)
     _add_unsafe_local_exec(evaluate)
     evaluate.set_defaults(run=_method_eval)
 
@@ -607,6 +631,7 @@ def _add_lgqd(commands: argparse._SubParsersAction) -> None:
             stage.add_argument("--no-progress", action="store_true", help="no progress bar")
         if name in ("describe", "judge"):
             _add_llm_options(stage)
+            _add_max_concurrency(stage)
         if name == "judge":
             stage.add_argument(
                 "--judge-scoring",

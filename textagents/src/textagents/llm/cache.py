@@ -7,13 +7,13 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from textagents.llm.accounting import TokenUsage
-from textagents.llm.base import LLMBackend, Message, Sampling
+from textagents.llm.base import LLMBackend, Message, Sampling, chat_batch
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 
@@ -53,7 +53,8 @@ class ResponseCache:
 
 
 class CachedBackend:
-    """Wraps a backend: answers ``generate``/``chat``/``score`` requests seen before from a ``ResponseCache``.
+    """Wraps a backend: answers ``generate``/``chat``/``chat_batch``/``score`` requests seen before from a
+    ``ResponseCache``; the requests of a batch not seen before go to the backend as one batch.
 
     Sampled requests (``temperature > 0`` without a ``seed``) are not cached unless ``cache_sampled`` —
     replaying one sample forever would silently make a stochastic policy deterministic.
@@ -72,42 +73,41 @@ class CachedBackend:
     def _cacheable(self, sampling: Sampling) -> bool:
         return self.cache_sampled or sampling.temperature == 0 or sampling.seed is not None
 
-    def _cached(self, request: dict[str, Any], compute: Any) -> Any:
-        key = self.cache.key({"model": self.model_name, **request})
-        value = self.cache.get(key)
-        if value is not None:
-            self.usage.hit()
-            return value
-        value = compute()
-        self.cache.put(key, value)
-        return value
+    def _lookup(self, requests: list[dict[str, Any]], compute: Callable[[list[int]], list[Any]]) -> list[Any]:
+        """The answer to each request: from the cache, else from one ``compute(missing)`` call for the
+        indices of every request not seen before (so a batch of misses stays one batch)."""
+        keys = [self.cache.key({"model": self.model_name, **request}) for request in requests]
+        found = [self.cache.get(key) for key in keys]
+        for value in found:
+            if value is not None:
+                self.usage.hit()
+        missing = [i for i, value in enumerate(found) if value is None]
+        if missing:
+            for i, value in zip(missing, compute(missing), strict=True):
+                self.cache.put(keys[i], value)
+                found[i] = value
+        return found
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
         settings = Sampling.of(**sampling)
         if not self._cacheable(settings):
             return self.backend.generate(prompts, **sampling)
-        keys = [
-            self.cache.key({"model": self.model_name, "kind": "generate", "prompt": p, **settings.as_dict()})
-            for p in prompts
-        ]
-        found = [self.cache.get(k) for k in keys]
-        for value in found:
-            if value is not None:
-                self.usage.hit()
-        missing = [i for i, value in enumerate(found) if value is None]
-        if missing:  # one batched call for every prompt not seen before
-            for i, text in zip(missing, self.backend.generate([prompts[i] for i in missing], **sampling), strict=True):
-                self.cache.put(keys[i], text)
-                found[i] = text
-        return found
+        requests = [{"kind": "generate", "prompt": p, **settings.as_dict()} for p in prompts]
+        return self._lookup(requests, lambda missing: self.backend.generate([prompts[i] for i in missing], **sampling))
 
     def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
+        return self.chat_batch([messages], **sampling)[0]
+
+    def chat_batch(self, conversations: Sequence[Sequence[Message]], **sampling: Any) -> list[str]:
+        """Answers seen before from the cache; the other conversations in one ``chat_batch`` of the backend."""
         settings = Sampling.of(**sampling)
         if not self._cacheable(settings):
-            return self.backend.chat(messages, **sampling)
-        request = {"kind": "chat", "messages": [dict(m) for m in messages], **settings.as_dict()}
-        return self._cached(request, lambda: self.backend.chat(messages, **sampling))
+            return chat_batch(self.backend, conversations, **sampling)
+        requests = [{"kind": "chat", "messages": [dict(m) for m in c], **settings.as_dict()} for c in conversations]
+        return self._lookup(
+            requests, lambda missing: chat_batch(self.backend, [conversations[i] for i in missing], **sampling)
+        )
 
     def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
         request = {"kind": "score", "contexts": list(contexts), "candidates": [list(c) for c in candidates]}
-        return self._cached(request, lambda: self.backend.score(contexts, candidates))
+        return self._lookup([request], lambda _: [self.backend.score(contexts, candidates)])[0]

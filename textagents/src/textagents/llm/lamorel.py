@@ -33,7 +33,7 @@ from torch import nn
 
 from textagents.device import autocast, rank_device, resolve_device, resolve_dtype
 from textagents.llm.accounting import TokenUsage
-from textagents.llm.base import Message
+from textagents.llm.base import Message, chat_batch
 from textagents.llm.score_cache import ScoreCache, weights_state
 
 ModuleFactory = Callable[[int], nn.Module]  # the LLM's hidden size -> a module function
@@ -247,7 +247,11 @@ class Caller:
         return [text for part in self._call("generate", prompts, sampling) for text in part]
 
     def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
-        return self._call("chat", [list(messages)], sampling)[0][0]
+        return self.chat_batch([messages], **sampling)[0]
+
+    def chat_batch(self, conversations: Sequence[Sequence[Message]], **sampling: Any) -> list[str]:
+        """One answer per conversation, the conversations split across the processes, each share one batch."""
+        return [text for part in self._call("chat", [list(m) for m in conversations], sampling) for text in part]
 
     def close(self) -> None:
         for pipe in self._pipes:
@@ -354,7 +358,7 @@ class _Worker:
         return self.llm.backend.generate(prompts, **sampling) if prompts else []
 
     def chat(self, conversations: list, sampling: dict[str, Any]) -> list[str]:
-        return [self.llm.backend.chat(m, **sampling) for m in conversations]
+        return chat_batch(self.llm.backend, conversations, **sampling) if conversations else []
 
 
 def _serve_worker(

@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from textagents.llm.accounting import TokenUsage
 from textagents.llm.base import Message, Sampling, check_score_inputs
+
+T = TypeVar("T")
 
 
 class LLMRequestError(RuntimeError):
@@ -71,7 +75,9 @@ class OpenAIBackend:
             ``backoff_s * 2**attempt`` (at most ``max_backoff_s``) between them.
         tokenizer: the served model's tokenizer (an object with ``__call__``, or a path for
             ``AutoTokenizer``) to score with token ids, exactly as lamorel; None scores with text.
-        score_batch: (context, candidate) prompts per ``score`` request.
+        score_batch: (context, candidate) prompts per ``score`` request; generate_batch: prompts per
+            ``generate`` request.
+        max_concurrency: requests in flight at once (all calls on this backend together).
     """
 
     def __init__(
@@ -87,7 +93,16 @@ class OpenAIBackend:
         sleep: Callable[[float], None] = time.sleep,
         tokenizer: Any = None,
         score_batch: int = 64,
+        generate_batch: int = 64,
+        max_concurrency: int = 8,
     ):
+        for name, value in (
+            ("score_batch", score_batch),
+            ("generate_batch", generate_batch),
+            ("max_concurrency", max_concurrency),
+        ):
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
         api_key = os.environ.get(check_api_key_env(api_key_env))
         if not api_key:
             if base_url is None:
@@ -106,6 +121,9 @@ class OpenAIBackend:
             tokenizer = AutoTokenizer.from_pretrained(tokenizer)
         self.tokenizer = tokenizer
         self.score_batch = score_batch
+        self.generate_batch = generate_batch
+        self.max_concurrency = max_concurrency
+        self._in_flight = threading.BoundedSemaphore(max_concurrency)
 
     def _request(self, call: Callable[..., Any], **kwargs: Any) -> Any:
         openai = _openai()
@@ -113,7 +131,8 @@ class OpenAIBackend:
         start = time.perf_counter()  # the latency the caller sees: retries and their waits included
         for attempt in range(self.max_retries + 1):
             try:
-                response = call(model=self.model_name, **kwargs)
+                with self._in_flight:
+                    response = call(model=self.model_name, **kwargs)
             except transient as error:
                 if attempt == self.max_retries:
                     raise LLMRequestError(
@@ -147,20 +166,48 @@ class OpenAIBackend:
         kwargs.update(sampling.penalties())
         return kwargs
 
+    def _all(self, calls: Sequence[Callable[[], T]]) -> list[T]:
+        """Each call's result, in order, the calls run on up to ``max_concurrency`` threads. The first failure
+        (in input order among those failed) is raised once the requests in flight have finished; calls not
+        started by then never run."""
+        if len(calls) <= 1:
+            return [call() for call in calls]
+        workers = min(self.max_concurrency, len(calls))
+        with ThreadPoolExecutor(workers, thread_name_prefix="textagents-openai") as pool:
+            futures = [pool.submit(call) for call in calls]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            if any(f.done() and f.exception() is not None for f in futures):
+                for future in futures:
+                    future.cancel()
+        failed = [f for f in futures if not f.cancelled() and f.exception() is not None]
+        if failed:
+            raise failed[0].exception()
+        return [f.result() for f in futures]
+
+    def _completions(self, prompts: Sequence[Any], per_request: int, **kwargs: Any) -> list[Any]:
+        """The choices of ``/v1/completions`` for every prompt, in order, ``per_request`` prompts a request."""
+        create = self.client.completions.create
+        calls = [
+            partial(self._request, create, prompt=list(prompts[start : start + per_request]), **kwargs)
+            for start in range(0, len(prompts), per_request)
+        ]
+        return [choice for response in self._all(calls) for choice in sorted(response.choices, key=lambda c: c.index)]
+
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
         if isinstance(prompts, str):
             raise TypeError("generate takes a list of prompts, got one string")
-        if not prompts:
-            return []
         kwargs = self._sampling_kwargs(Sampling.of(**sampling))
-        response = self._request(self.client.completions.create, prompt=list(prompts), **kwargs)
-        choices = sorted(response.choices, key=lambda c: c.index)
-        return [c.text or "" for c in choices]
+        return [c.text or "" for c in self._completions(prompts, self.generate_batch, **kwargs)]
 
     def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
+        return self.chat_batch([messages], **sampling)[0]
+
+    def chat_batch(self, conversations: Sequence[Sequence[Message]], **sampling: Any) -> list[str]:
+        """One answer per conversation, each its own request, sent concurrently."""
         kwargs = self._sampling_kwargs(Sampling.of(**sampling))
-        response = self._request(self.client.chat.completions.create, messages=[dict(m) for m in messages], **kwargs)
-        return response.choices[0].message.content or ""
+        create = self.client.chat.completions.create
+        calls = [partial(self._request, create, messages=[dict(m) for m in c], **kwargs) for c in conversations]
+        return [response.choices[0].message.content or "" for response in self._all(calls)]
 
     def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
         """Scores of every (context, candidate), sent ``score_batch`` prompts per request."""
@@ -178,20 +225,8 @@ class OpenAIBackend:
                 option_ids = list(self.tokenizer(option, add_special_tokens=False)["input_ids"])
                 prompts.append(context_ids + option_ids)
                 readers.append(partial(last_tokens_logprob, count=len(option_ids)))
-        flat: list[float] = []
-        for start in range(0, len(prompts), self.score_batch):
-            response = self._request(
-                self.client.completions.create,
-                prompt=prompts[start : start + self.score_batch],
-                echo=True,
-                logprobs=1,
-                max_tokens=0,
-                temperature=0.0,
-            )
-            choices = sorted(response.choices, key=lambda c: c.index)
-            flat += [
-                read(c.logprobs) for read, c in zip(readers[start : start + self.score_batch], choices, strict=True)
-            ]
+        choices = self._completions(prompts, self.score_batch, echo=True, logprobs=1, max_tokens=0, temperature=0.0)
+        flat = [read(c.logprobs) for read, c in zip(readers, choices, strict=True)]
         rows, position = [], 0
         for options in candidates:
             rows.append(flat[position : position + len(options)])

@@ -34,7 +34,8 @@ class MethodConfig:
     evaluation every ``eval_every`` (0: only at the end), ``keep_checkpoints`` kept on disk, the ``seed`` of
     everything random, and the LLM: ``model`` (a local transformers directory, a downloaded model's name such
     as ``smollm2-135m-instruct``, or a name at ``base_url``, an OpenAI-compatible server whose key is read
-    from ``api_key_env``, a variable named ``*_API_KEY``); ``None`` where the method runs without one. A local
+    from ``api_key_env``, a variable named ``*_API_KEY``, and that gets at most ``max_concurrency`` requests at
+    once); ``None`` where the method runs without one. A local
     model runs on ``llm_backend``: ``transformers``, or ``llamacpp`` (a downloaded model's GGUF through
     llama.cpp: several times faster generation on a CPU, for methods that only generate or score). Every model
     the method trains or runs is on ``device`` (``auto``: CUDA when there is a GPU, else the CPU; ``cpu``,
@@ -51,11 +52,12 @@ class MethodConfig:
     llm_backend: str = "transformers"
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = 8
     device: str = "auto"
     dtype: str = "auto"
 
     def __post_init__(self) -> None:
-        self.require_positive("iterations", "checkpoint_every", "keep_checkpoints")
+        self.require_positive("iterations", "checkpoint_every", "keep_checkpoints", "max_concurrency")
         check_device(self.device)
         check_dtype(self.dtype)
         check_api_key_env(self.api_key_env)

@@ -58,6 +58,7 @@ STATE_FILE = "state.json"
 TENSORS_FILE = "tensors.safetensors"
 EXTENDABLE = "iterations"  # a setting a resume may change (upwards: see RunDir.resume)
 RELOCATABLE = "device"  # a resume may run on another device (a run started on the CPU goes on on a GPU)
+SERVING = "max_concurrency"  # a resume may send a server more or fewer requests at once
 
 
 class RunDirError(RuntimeError):
@@ -131,7 +132,7 @@ class RunDir:
             raise RunDirError(f"{self.path} is a {recorded['method']!r} run, not {method!r}")
         old = recorded["config"]
         config = json.loads(json.dumps(config, default=to_json))  # as recorded: tuples are lists in JSON
-        free = (EXTENDABLE, RELOCATABLE)
+        free = (EXTENDABLE, RELOCATABLE, SERVING)
         differ = sorted(k for k in set(old) | set(config) if k not in free and old.get(k) != config.get(k))
         if differ:
             changes = ", ".join(f"{k}: {old.get(k)!r} -> {config.get(k)!r}" for k in differ)

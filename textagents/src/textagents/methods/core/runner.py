@@ -25,7 +25,8 @@ from textagents.methods.registry import method_class
 class LLMChoice:
     """The command line's LLM settings: they override the config's, say where calls are recorded or
     replayed from (default: recorded to the run's ``llm_calls.jsonl``) and which hosts besides this machine
-    an API key may go to (``key_hosts.normalise_host``'s form); and ``--device``, where the models run."""
+    an API key may go to (``key_hosts.normalise_host``'s form); ``--max-concurrency``, the requests a server
+    gets at once; and ``--device``, where the models run."""
 
     model: str | None = None
     base_url: str | None = None
@@ -34,9 +35,16 @@ class LLMChoice:
     replay: str | None = None
     allowed_hosts: tuple[str, ...] = ()
     device: str | None = None
+    max_concurrency: int | None = None
 
     def config_overrides(self) -> dict[str, Any]:
-        return {"model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env, "device": self.device}
+        return {
+            "model": self.model,
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "device": self.device,
+            "max_concurrency": self.max_concurrency,
+        }
 
 
 def _check_key_host(config: Any, choice: LLMChoice) -> None:
@@ -61,7 +69,12 @@ def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
             from textagents.llm import OpenAIBackend
 
             _check_key_host(config, choice)
-            backend = OpenAIBackend(config.model, base_url=config.base_url, api_key_env=config.api_key_env)
+            backend = OpenAIBackend(
+                config.model,
+                base_url=config.base_url,
+                api_key_env=config.api_key_env,
+                max_concurrency=config.max_concurrency,
+            )
         elif config.llm_backend == "llamacpp":
             from textagents.llm.llamacpp_backend import LlamaCppBackend
 
