@@ -66,6 +66,35 @@ def test_import_textenvs_imports_no_optional_backend():
     assert result.stdout.strip() == ""
 
 
+#: Per family, the optional backend its envs must import and every one they may (crafter imports opensimplex,
+#: which imports numba where it is installed).
+FAMILY_BACKENDS = {
+    "babyai_text": ("minigrid", {"minigrid"}),
+    "crafter_text": ("crafter", {"crafter", "numba"}),
+    "fastsim": (None, {"numba"}),
+    "housekeep": (None, set()),
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_BACKENDS))
+def test_making_an_env_imports_only_its_family_backend(family, data_dir):
+    entry = next(e for e in textenvs.ENV_TABLE if e.family == family)
+    if entry.missing_requirements():
+        pytest.skip(f"{family} is not installed")
+    backends = ("torch", "minigrid", "crafter", "numba", "pettingzoo")
+    code = (
+        f"import sys, gymnasium as gym, textenvs; gym.make({entry.id!r}).close(); "
+        f"print(','.join(m for m in {backends!r} if m in sys.modules))"
+    )
+    env = {**os.environ, "TEXTENVS_DATA_DIR": str(data_dir)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    imported = set(filter(None, result.stdout.strip().split(",")))
+    needed, allowed = FAMILY_BACKENDS[family]
+    assert imported <= allowed, f"{entry.id} imports {sorted(imported - allowed)}"
+    assert needed is None or needed in imported
+
+
 def test_module_prefixed_id_works_without_import():
     entry = next((e for e in textenvs.ENV_TABLE if not e.missing_requirements()), None)
     if entry is None:

@@ -842,6 +842,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)  # --help and usage errors exit here, before the imports below
+
     from textagents.bench.store import RunLockedError
     from textagents.device import DeviceError
     from textagents.llm.models import ModelChecksumError, ModelNotFoundError
@@ -852,7 +854,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from textagents.methods.registry import UnknownMethodError
     from textenvs.cli import run_command
 
-    args = build_parser().parse_args(argv)
     user_errors = (ConfigError, RunDirError, UnknownMethodError, ModelNotFoundError, ModelChecksumError)
     user_errors += (SandboxUnavailableError, DeviceError)
     return run_command(

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import TemplateError, TemplateSyntaxError
-
 from textagents.llm.base import Sampling
 
 if TYPE_CHECKING:  # torch stays unimported until a server is built: the CLI reads ``Limits`` for its defaults
@@ -373,6 +371,8 @@ class OpenAIEndpoints:
     def _chat_prompt(self, messages: list[dict[str, Any]]) -> str:
         """The messages' roles and contents (other keys are not passed on) as the chat template renders them;
         a template that refuses them (e.g. roles that do not alternate) is the client's error."""
+        from jinja2 import TemplateError, TemplateSyntaxError
+
         try:
             return self.backend.chat_prompt([{"role": m["role"], "content": m["content"]} for m in messages])
         except TemplateSyntaxError:

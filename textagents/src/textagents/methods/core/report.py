@@ -6,15 +6,21 @@ import math
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 
 from textagents.bench.store import write_text_atomic
 
 _NOT_METRICS = {"iteration", "kind", "time", "elapsed_s"}
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, imported on the first plot (not when a run starts)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def numeric_keys(records: list[dict[str, Any]]) -> list[str]:
@@ -35,6 +41,7 @@ def plot_curves(records: list[dict[str, Any]], path: Path, title: str) -> Path |
         return None
     columns = min(3, len(keys))
     rows = math.ceil(len(keys) / columns)
+    plt = pyplot()
     figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.0 * rows), squeeze=False)
     for ax, key in zip(axes.flat, keys, strict=False):
         for kind, style in (("train", "-"), ("eval", "o-")):
@@ -64,6 +71,7 @@ def plot_similarity_histogram(
     """Histograms of similarity ``groups`` (label -> values, in [0, 1]; ``density``: each scaled to area 1,
     for groups of very different sizes) and the ``threshold`` chosen between them: how a sentence-embedding
     threshold was calibrated (ELLM's, BK-Goal's)."""
+    plt = pyplot()
     figure, ax = plt.subplots(figsize=(6, 3.5))
     bins = np.linspace(0, 1, 41)
     for label, values in groups.items():

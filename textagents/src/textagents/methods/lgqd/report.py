@@ -15,6 +15,7 @@ import numpy as np
 
 from textagents.bench.store import write_text_atomic
 from textagents.jsonl import read_jsonl
+from textagents.methods.core.report import pyplot
 from textagents.methods.core.run_dir import RunDir
 from textagents.methods.lgqd.artifacts import Pipeline, save_figure
 from textagents.methods.lgqd.config import LGQDConfig
@@ -57,8 +58,7 @@ def _mean_error(stats: dict[str, Any], scale: float = 1.0) -> str:
 
 
 def _plot_archive(progress: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     generations = [r["generation"] for r in progress]
     figure, (size_axis, coverage_axis) = plt.subplots(1, 2, figsize=(10, 3.5))
     size_axis.plot(generations, [r["archive_size"] for r in progress])
@@ -69,8 +69,7 @@ def _plot_archive(progress: list[dict[str, Any]], path: Path) -> None:
 
 
 def _plot_training(metrics: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, (loss_axis, accuracy_axis) = plt.subplots(1, 2, figsize=(10, 3.5))
     for kind, prefix in (("train", ""), ("eval", "val_")):
         rows = [r for r in metrics if r["kind"] == kind and f"{prefix}loss" in r]
@@ -84,8 +83,7 @@ def _plot_training(metrics: list[dict[str, Any]], path: Path) -> None:
 
 
 def _plot_scores(summary: dict[str, Any], path: Path) -> None:
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     keys = (("deterministic", "deterministic judge"), ("llm", "LLM judge"), ("bd_error", "BD error (real units)"))
     figure, axes = plt.subplots(1, 3, figsize=(14, 4))
     for axis, (key, title) in zip(axes, keys, strict=True):
@@ -103,8 +101,7 @@ def _plot_scores(summary: dict[str, Any], path: Path) -> None:
 
 
 def _plot_agreement(judgements: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(4.5, 4))
     for policy in POLICIES:
         pairs = [(r["deterministic"], r["llm"]) for r in judgements if r["policy"] == policy]
@@ -117,8 +114,7 @@ def _plot_agreement(judgements: list[dict[str, Any]], path: Path) -> None:
 
 
 def _plot_examples(world: World, cases: list[list[dict[str, Any]]], path: Path) -> None:
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     real = world.layout.real_size
     figure, axes = plt.subplots(1, len(cases), figsize=(5 * len(cases), 5), squeeze=False)
     for index, (axis, records) in enumerate(zip(axes[0], cases, strict=True)):
