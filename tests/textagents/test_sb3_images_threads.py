@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from dataclasses import asdict
 
 import gymnasium as gym
@@ -115,3 +117,30 @@ def test_training_runs_one_torch_thread_and_no_tokenizer_pool_then_restores_torc
         torch.set_num_threads(before)
     with pytest.raises(ValueError, match="threads=0 is not valid"):
         train(config, tmp_path / "other", threads=0)
+
+
+def test_torch_imported_within_the_block_gets_the_thread_count_and_is_restored_after(tmp_path):
+    """``training_threads`` does not import torch: a block that imports it gets the count as the import ends,
+    and torch's own count afterwards; a block that never imports it leaves no import hook behind."""
+
+    def python(code: str) -> list[str]:
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.split()
+
+    (default,) = python("import torch; print(torch.get_num_threads())")
+    threads = int(default) + 1
+    code = (
+        "import sys\n"
+        "from textagents.sb3.threads import training_threads\n"
+        "with training_threads(None):\n"
+        "    pass\n"
+        f"with training_threads({threads}):\n"
+        "    assert 'torch' not in sys.modules\n"
+        "    from torch import nn\n"
+        "    import torch\n"
+        "    inside = torch.get_num_threads()\n"
+        "hooks = [f for f in sys.meta_path if type(f).__name__ == '_AfterImport']\n"
+        "print(inside, torch.get_num_threads(), len(hooks))\n"
+    )
+    assert python(code) == [str(threads), default, "0"]

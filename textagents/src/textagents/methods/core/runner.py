@@ -18,6 +18,7 @@ from textagents.methods.core.config import ConfigError, config_from_dict, load_c
 from textagents.methods.core.method import RunContext
 from textagents.methods.core.report import write_report
 from textagents.methods.core.run_dir import RunDir, RunDirError, RunDirWarning
+from textagents.methods.core.tensorboard import ScalarWriter
 from textagents.methods.registry import method_class
 
 
@@ -89,10 +90,8 @@ def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
     return build
 
 
-def _tensorboard(run: RunDir, start: int):
-    from torch.utils.tensorboard import SummaryWriter
-
-    return SummaryWriter(str(run.path / "tensorboard"), purge_step=start + 1)
+def _tensorboard(run: RunDir, start: int) -> ScalarWriter:
+    return ScalarWriter(run.path / "tensorboard", purge_step=start + 1)
 
 
 def _log(run: RunDir, writer: Any, record: dict[str, Any]) -> None:
