@@ -20,6 +20,7 @@ def _serve(args: argparse.Namespace) -> int:
     model = model_reference(args.model)  # refused before anything is loaded
     from textagents.llm.server import ModelHTTPServer
     from textagents.llm.server_api import Limits
+    from textagents.llm.server_lora import LoraLimits
     from textagents.llm.transformers_backend import TransformersBackend
 
     api_key = os.environ.get(args.api_key_env) or None
@@ -33,6 +34,7 @@ def _serve(args: argparse.Namespace) -> int:
         api_key=api_key,
         limits=limits,
         allowed_hosts=args.allowed_host,
+        lora=LoraLimits(args.max_loras, args.max_lora_rank) if args.enable_lora else None,
         verbose=args.verbose,
     )
     auth = f"API key from ${args.api_key_env}" if api_key else "no API key"
@@ -67,6 +69,28 @@ def _add_limits(serve: argparse.ArgumentParser) -> None:
             default=field.default,
             help=f"{SERVE_LIMITS[field.name]} (default %(default)s)",
         )
+
+
+def _add_lora(serve: argparse.ArgumentParser) -> None:
+    group = serve.add_argument_group("LoRA adapters loaded at run time, as vLLM's (docs/serve.md)")
+    group.add_argument(
+        "--enable-lora",
+        action="store_true",
+        help="answer POST /v1/load_lora_adapter and /v1/unload_lora_adapter; a request's model may name an adapter",
+    )
+    group.add_argument("--max-loras", type=_positive_int, default=4, help="adapters held at once (default %(default)s)")
+    group.add_argument("--max-lora-rank", type=_positive_int, default=64, help="largest rank (default %(default)s)")
+
+
+def _positive_int(text: str) -> int:
+    """An integer >= 1; argparse's usage error (exit 2) otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -758,6 +782,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a name clients reach the server by, besides IP addresses and localhost (repeatable; * allows any)",
     )
     _add_limits(serve)
+    _add_lora(serve)
     serve.add_argument("--batch-size", type=int, default=16)
     serve.add_argument("--device", default="cpu")
     serve.add_argument("--verbose", action="store_true", help="log every request")

@@ -1,7 +1,9 @@
 """``textagents serve``: an OpenAI-compatible HTTP server over a local ``transformers`` model.
 
 Endpoints: ``GET /v1/models``, ``POST /v1/completions`` (``logprobs``, ``echo``, ``stream``),
-``POST /v1/chat/completions`` (``logprobs``/``top_logprobs``, ``stream``). HTTP is uvicorn's (h11: strict
+``POST /v1/chat/completions`` (``logprobs``/``top_logprobs``, ``stream``), and with ``lora`` limits
+(``--enable-lora``) vLLM's ``POST /v1/load_lora_adapter`` and ``POST /v1/unload_lora_adapter``
+(``server_lora``). HTTP is uvicorn's (h11: strict
 message framing, so a body is never read as the next request on a kept-alive connection; a listen backlog
 of ``BACKLOG``); this module is the ASGI application over ``server_api`` (the checked requests) and
 ``server_queue`` (the model's fair queue), and the server object that runs it.
@@ -51,6 +53,7 @@ from textagents.llm.server_api import (
     stream_chunks,
     wants_stream,
 )
+from textagents.llm.server_lora import LoraAdapters, LoraLimits
 from textagents.llm.server_queue import ClientGone, ModelQueue
 from textagents.llm.transformers_backend import TransformersBackend
 
@@ -180,6 +183,9 @@ class OpenAIApp:
             ("POST", "/v1/completions"): endpoints.completions,
             ("POST", "/v1/chat/completions"): endpoints.chat_completions,
         }
+        if endpoints.adapters is not None:
+            self.routes[("POST", "/v1/load_lora_adapter")] = endpoints.adapters.load
+            self.routes[("POST", "/v1/unload_lora_adapter")] = endpoints.adapters.unload
         #: Internal errors answered (500s) since the start.
         self.errors = 0
 
@@ -224,6 +230,8 @@ class OpenAIApp:
             raw = await _read_body(request, limits.max_request_bytes, limits.body_timeout)
             stream, job = await run_in_threadpool(self._prepare, endpoint, raw)
             response = await self.queue.run(job, deadline, _disconnected(request.receive))
+            if isinstance(response, str):
+                return Response(response, media_type="text/plain")  # as vLLM answers a loaded adapter
             return _event_stream(response) if stream else _json(HTTPStatus.OK, response)
         except RequestError as error:
             return _json(error.status, error_body(error.status, str(error), error.param))
@@ -247,6 +255,7 @@ class ModelHTTPServer:
         api_key: the key clients must send; None: no key.
         limits: per-request caps, the queue's length and the request timeout.
         allowed_hosts: names besides IP addresses and ``localhost`` that clients may reach it by.
+        lora: the adapters clients may load at run time (``server_lora``); None: none (no such routes).
         verbose: log every request.
     """
 
@@ -260,10 +269,13 @@ class ModelHTTPServer:
         api_key: str | None = None,
         limits: Limits | None = None,
         allowed_hosts: Collection[str] = (),
+        lora: LoraLimits | None = None,
         verbose: bool = False,
     ):
         limits = limits or Limits()
-        self.endpoints = OpenAIEndpoints(backend, model_name or backend.model_name, limits)
+        name = model_name or backend.model_name
+        adapters = LoraAdapters(backend, name, lora) if lora is not None else None
+        self.endpoints = OpenAIEndpoints(backend, name, limits, adapters)
         self.queue = ModelQueue(limits.max_queue, limits.request_timeout)
         self.app = OpenAIApp(self.endpoints, self.queue, api_key=api_key, allowed_hosts=allowed_hosts)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET

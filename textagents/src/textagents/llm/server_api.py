@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from textagents.llm.base import Sampling
 
 if TYPE_CHECKING:  # torch stays unimported until a server is built: the CLI reads ``Limits`` for its defaults
+    from textagents.llm.server_lora import LoraAdapters
     from textagents.llm.transformers_backend import Generated, TransformersBackend
 
 MAX_LOGPROBS = 20
@@ -39,8 +40,8 @@ MAX_STOP_LENGTH = 64
 #: Characters of a client's value quoted in an error message.
 QUOTED_CHARS = 60
 
-#: A checked request's work: runs the model, returns the response body.
-Job = Callable[[], dict[str, Any]]
+#: A checked request's work: runs the model, returns the response body (JSON, or a line of text).
+Job = Callable[[], dict[str, Any] | str]
 
 
 @dataclass(frozen=True)
@@ -243,26 +244,43 @@ def context_length(backend: TransformersBackend) -> int | None:
 
 # ---------------------------------------------------------------------- responses
 class OpenAIEndpoints:
-    """The API's logic: request dict -> checked job -> response dict (or chunks when streaming)."""
+    """The API's logic: request dict -> checked job -> response dict (or chunks when streaming). With
+    ``adapters``, a request's ``model`` may name a loaded LoRA adapter (``server_lora``)."""
 
-    def __init__(self, backend: TransformersBackend, model_name: str, limits: Limits = Limits()):
+    def __init__(
+        self,
+        backend: TransformersBackend,
+        model_name: str,
+        limits: Limits = Limits(),
+        adapters: LoraAdapters | None = None,
+    ):
         self.backend = backend
         self.model_name = model_name
         self.limits = limits
+        self.adapters = adapters
         self.context_length = context_length(backend)
         self.created = int(time.time())
 
     def models(self) -> dict[str, Any]:
         card = {"id": self.model_name, "object": "model", "created": self.created, "owned_by": "textagents"}
-        return {"object": "list", "data": [card]}
+        adapters = self.adapters.cards(self.created) if self.adapters is not None else []
+        return {"object": "list", "data": [card, *adapters]}
 
-    def _check_model(self, body: dict[str, Any]) -> None:
+    def _check_model(self, body: dict[str, Any]) -> str | None:
+        """The loaded adapter the request names, or None for the served model itself."""
         model = body.get("model")
-        if model is not None and model != self.model_name:
-            shown = quoted(model) if isinstance(model, str) else f"of type {type(model).__name__}"
-            raise RequestError(
-                HTTPStatus.NOT_FOUND, f"model {shown} is not served here; available: {self.model_name!r}", "model"
-            )
+        if model is None or model == self.model_name:
+            return None
+        if self.adapters is not None and isinstance(model, str) and model in self.adapters:
+            return model
+        shown = quoted(model) if isinstance(model, str) else f"of type {type(model).__name__}"
+        available = ", ".join(repr(card["id"]) for card in self.models()["data"])
+        raise RequestError(HTTPStatus.NOT_FOUND, f"model {shown} is not served here; available: {available}", "model")
+
+    def _select(self, adapter: str | None) -> None:
+        """In a job: the model answers with ``adapter`` (``_check_model``'s answer)."""
+        if self.adapters is not None:
+            self.adapters.select(adapter)
 
     def _check_lengths(self, prompt_tokens: list[int], max_tokens: int, param: str) -> None:
         """Each prompt has tokens and fits the model's context with its completion; the request fits
@@ -287,7 +305,7 @@ class OpenAIEndpoints:
             raise RequestError(HTTPStatus.BAD_REQUEST, message, param)
 
     def completions(self, body: dict[str, Any]) -> Job:
-        self._check_model(body)
+        adapter = self._check_model(body)
         prompts = prompts_of(body.get("prompt"), len(self.backend.tokenizer), self.limits.max_prompts)
         sampling = sampling_of(body, self.limits.max_tokens)
         top = _in_range(body, "logprobs", int, None, 0, MAX_LOGPROBS)
@@ -299,6 +317,7 @@ class OpenAIEndpoints:
         wanted = 0 if top is None else max(top, 1)
 
         def job() -> dict[str, Any]:
+            self._select(adapter)
             generated = self.backend.generate_detailed(prompts, sampling, logprobs=wanted)
             choices, prompt_tokens, completion_tokens = [], 0, 0
             for index, (prompt, completion) in enumerate(zip(prompts, generated, strict=True)):
@@ -317,7 +336,7 @@ class OpenAIEndpoints:
                 "id": f"cmpl-{uuid.uuid4().hex}",
                 "object": "text_completion",
                 "created": int(time.time()),
-                "model": self.model_name,
+                "model": adapter or self.model_name,
                 "choices": choices,
                 "usage": _usage(prompt_tokens, completion_tokens),
             }
@@ -325,7 +344,7 @@ class OpenAIEndpoints:
         return job
 
     def chat_completions(self, body: dict[str, Any]) -> Job:
-        self._check_model(body)
+        adapter = self._check_model(body)
         messages = body.get("messages")
         valid = (
             isinstance(messages, list)
@@ -348,13 +367,14 @@ class OpenAIEndpoints:
         self._check_lengths([len(self.backend.encode(prompt))], sampling.max_tokens, "messages")
 
         def job() -> dict[str, Any]:
+            self._select(adapter)
             wanted = max(top, 1) if want_logprobs else 0
             (completion,) = self.backend.generate_detailed([prompt], sampling, logprobs=wanted)
             return {
                 "id": f"chatcmpl-{uuid.uuid4().hex}",
                 "object": "chat.completion",
                 "created": int(time.time()),
-                "model": self.model_name,
+                "model": adapter or self.model_name,
                 "choices": [
                     {
                         "index": 0,
