@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,15 @@ class LlamaCppBackend:
     """``generate``/``chat`` with llama.cpp, ``score`` from its logits (lamorel's sum of log-probabilities).
 
     Arguments: ``model`` (a ``.gguf`` path or a downloaded model's name), ``n_ctx`` (context window),
-    ``n_threads`` (default: llama.cpp's), ``model_name`` (default: the file's stem).
+    ``n_threads`` (generation and prompt threads; default: llama.cpp's), ``model_name`` (default: the file's
+    stem), ``chat_prompt`` (a conversation as the prompt text or token ids to complete, e.g.
+    ``TransformersBackend``'s rendering, so both backends see the same tokens; default: llama-cpp-python's
+    chat handler on the GGUF's template), ``logits_all`` (False: generation only, no ``score``; llama.cpp then
+    computes no logits for prompt tokens and holds no context × vocabulary buffer).
+
+    Sampling is ``Sampling``'s: temperature and top_p only (llama.cpp's default top_k 40 and min_p 0.05 are
+    off), and the penalties count every token generated so far, as OpenAI's do (llama.cpp's window of
+    ``last_n_tokens_size`` is the context).
     """
 
     def __init__(
@@ -54,26 +62,40 @@ class LlamaCppBackend:
         n_ctx: int = 2048,
         n_threads: int | None = None,
         model_name: str | None = None,
+        chat_prompt: Callable[[Sequence[Message]], str | list[int]] | None = None,
+        logits_all: bool = True,
     ):
         llama = _import_llama()
         path = gguf_file(model)
-        self.llm = llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, logits_all=True, verbose=False)
+        self.llm = llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            last_n_tokens_size=n_ctx,
+            logits_all=logits_all,
+            verbose=False,
+        )
         self.model_name = model_name or known_name(model) or path.stem
+        self.chat_prompt = chat_prompt
+        self.logits_all = logits_all
         self.usage = TokenUsage()
 
     @staticmethod
     def _options(settings: Sampling) -> dict[str, Any]:
-        """llama.cpp's names for the sampling settings (seed -1: a random seed)."""
+        """llama.cpp's names for the sampling settings (seed -1: a random seed), its other samplers off."""
         return {
             "max_tokens": settings.max_tokens,
             "temperature": settings.temperature,
             "top_p": settings.top_p,
+            "top_k": 0,
+            "min_p": 0.0,
             "stop": list(settings.stop) or None,
             "seed": settings.seed if settings.seed is not None else -1,
             **settings.penalties(),
         }
 
-    def _complete(self, prompt: str, settings: Sampling) -> str:
+    def _complete(self, prompt: str | list[int], settings: Sampling) -> str:
         start = time.perf_counter()
         response = self.llm.create_completion(prompt, **self._options(settings))
         usage = response["usage"]
@@ -86,6 +108,8 @@ class LlamaCppBackend:
 
     def chat(self, messages: Sequence[Message], **sampling: Any) -> str:
         settings = Sampling.of(**sampling)
+        if self.chat_prompt is not None:
+            return self._complete(self.chat_prompt(messages), settings)
         start = time.perf_counter()
         response = self.llm.create_chat_completion(messages=[dict(m) for m in messages], **self._options(settings))
         usage = response["usage"]
@@ -94,6 +118,8 @@ class LlamaCppBackend:
 
     def score(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
         check_score_inputs(contexts, candidates)
+        if not self.logits_all:
+            raise RuntimeError("this LlamaCppBackend was made with logits_all=False: it generates but cannot score")
         return [
             [self._candidate_logprob(context, c) for c in options]
             for context, options in zip(contexts, candidates, strict=True)
