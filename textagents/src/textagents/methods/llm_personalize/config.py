@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from textagents.llm.gguf_export import OUTTYPES
 from textagents.methods.core.config import MethodConfig
 from textagents.methods.llm_personalize.plan_parser import PARSERS
 from textagents.methods.llm_personalize.planner import COMMAND_BUDGET, FAIL_THRESHOLD, PlanRules
+from textagents.methods.llm_personalize.rollout_backend import ROLLOUT_BACKENDS
 from textenvs.core.messages import short_repr
 from textenvs.envs.housekeep.registration import LLM_PERSONALIZE_SCENES
 
@@ -26,7 +28,10 @@ class LLMPersonalizeConfig(MethodConfig):
     ``command_budget`` per episode, at most ``max_steps_per_plan`` steps.
     ``baselines`` (SayCan, SayPlan-style replanning) are evaluated once, beside the zero-shot planner.
     ``fine_tuning``: ``local`` (trl on the transformers model) or ``openai`` (OpenAI's fine-tuning API, its
-    job's status checked every ``openai_poll_s`` seconds)."""
+    job's status checked every ``openai_poll_s`` seconds).
+    ``rollout_backend``: the planner's and SayPlan's generation on the run's transformers model
+    (``transformers``), or with llama.cpp on a GGUF export (``rollout_gguf``: ``f16`` or ``f32``) of the
+    current weights (``llamacpp``: local fine-tuning only; SayCan's scores stay on transformers)."""
 
     iterations: int = 3
     scenes: tuple[str, ...] = LLM_PERSONALIZE_SCENES
@@ -52,6 +57,8 @@ class LLMPersonalizeConfig(MethodConfig):
     baselines: tuple[str, ...] = ("saycan", "sayplan")
     fine_tuning: str = "local"
     openai_poll_s: float = 30.0
+    rollout_backend: str = "transformers"
+    rollout_gguf: str = "f16"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -61,6 +68,10 @@ class LLMPersonalizeConfig(MethodConfig):
         object.__setattr__(self, "baselines", tuple(self.baselines))
         self.require_choice("parser", PARSERS)
         self.require_choice("fine_tuning", FINE_TUNING)
+        self.require_choice("rollout_backend", ROLLOUT_BACKENDS)
+        self.require_choice("rollout_gguf", OUTTYPES)
+        if self.rollout_backend == "llamacpp" and self.fine_tuning != "local":
+            raise ValueError("rollout_backend: llamacpp runs locally fine-tuned weights: it needs fine_tuning: local")
         unknown = sorted(set(self.baselines) - set(BASELINES))
         if unknown:
             raise ValueError(f"unknown baseline(s) {short_repr(unknown)}; valid: {list(BASELINES)}")

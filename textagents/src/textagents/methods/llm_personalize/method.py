@@ -15,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from textagents.llm.record import ReplayBackend
+from textagents.llm.base import LLMBackend
+from textagents.llm.record import RecordingBackend, ReplayBackend
 from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.run_dir import Checkpoint
 from textagents.methods.llm_personalize.config import LLMPersonalizeConfig
@@ -24,6 +25,7 @@ from textagents.methods.llm_personalize.finetune import FinetuneSettings, finetu
 from textagents.methods.llm_personalize.openai_finetune import OpenAIFineTuner, export_chat_jsonl
 from textagents.methods.llm_personalize.planner import Rollout, play, self_training_pairs, summarize
 from textagents.methods.llm_personalize.report import plot_table1, render_diagnostics, render_table1, table1_rows
+from textagents.methods.llm_personalize.rollout_backend import BASE_MODEL_DIR, LlamaCppPlanner
 from textenvs.envs.housekeep.env import HousekeepTextEnv
 from textenvs.envs.housekeep.sampling import paper_split_indices
 
@@ -37,6 +39,7 @@ class LLMPersonalizeMethod(Method):
         super().__init__(config, context)
         self.model_dir: str | None = None  # the last locally fine-tuned model, relative to the run folder
         self.model_name: str | None = None  # the last model fine-tuned through OpenAI's API
+        self._llamacpp: LlamaCppPlanner | None = None  # rollout_backend: llamacpp, built on first use
 
     # ------------------------------------------------------------------ the model
     def _tuned_backend(self) -> Any:
@@ -78,6 +81,8 @@ class LLMPersonalizeMethod(Method):
         out = self.context.run_dir / "models" / f"iter_{iteration:06d}"
         result = finetune(backend, pairs, out, settings)
         self.model_dir = out.relative_to(self.context.run_dir).as_posix()
+        if self.config.rollout_backend == "llamacpp":
+            self._llamacpp_planner().export(backend, out)
         return result
 
     def _save_dataset(self, name: str, pairs: list[Pair]) -> Path:
@@ -85,10 +90,25 @@ class LLMPersonalizeMethod(Method):
         return export_chat_jsonl(pairs, self.context.run_dir / "datasets" / f"{name}.jsonl")
 
     # ------------------------------------------------------------------ iterations
+    def _planner_backend(self, variant: str) -> LLMBackend:
+        """The run's LLM, or llama.cpp on the current weights' GGUF for generation (``rollout_backend``)."""
+        tuned = self._tuned_backend() if self.config.rollout_backend == "llamacpp" and variant != "saycan" else None
+        if tuned is None:
+            return self.context.llm()
+        folder = self._model_path(self.model_dir) if self.model_dir else self.context.run_dir / BASE_MODEL_DIR
+        return self._llamacpp_planner().backend(tuned, folder)
+
+    def _llamacpp_planner(self) -> LlamaCppPlanner:
+        if self._llamacpp is None:
+            llm = self.context.llm()
+            record = llm.path if isinstance(llm, RecordingBackend) else None
+            self._llamacpp = LlamaCppPlanner(self.config.model, self.config.rollout_gguf, record)
+        return self._llamacpp
+
     def _play(self, jobs: list[tuple[str, int]], variant: str = "planner") -> list[Rollout]:
         return play(
             self._make_env,
-            self.context.llm(),
+            self._planner_backend(variant),
             jobs,
             variant=variant,
             seed=self.config.seed,
@@ -167,6 +187,10 @@ class LLMPersonalizeMethod(Method):
         if path.is_absolute() and not path.is_dir():
             path = Path(*path.parts[-2:])  # models/iter_N, wherever the run folder is now
         return path if path.is_absolute() else self.context.run_dir / path
+
+    def close(self) -> None:
+        if self._llamacpp is not None:
+            self._llamacpp.close()
 
     def report_sections(self, metrics: list[dict[str, Any]]) -> list[str]:
         rows = table1_rows(metrics)
