@@ -453,6 +453,7 @@ RUN_KEEPING = {
     "keep_checkpoints": "how many saves are kept",
     "api_key_env": "where an API key is read from",
     "device": "where the models run",
+    "max_concurrency": "requests in flight to a server: speed only",
 }
 SERVED = {
     "seed": "any seed (the papers ran several)",
@@ -499,6 +500,8 @@ OURS: dict[str, dict[str, str]] = {
         "batch_size": "local fine-tuning only",
         "max_length": "local fine-tuning only",
         "openai_poll_s": "how often the fine-tuning job is polled",
+        "rollout_backend": "where the planner generates (local runs): speed only",
+        "rollout_gguf": "the llama.cpp export's precision (local runs)",
     },
     "lgqd/paper.yaml": {
         **RUN_KEEPING,
