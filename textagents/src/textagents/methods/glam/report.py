@@ -6,10 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+from textagents.methods.core.report import pyplot
 
 #: GLAM (GFlan-T5-large on MixedTrainLocal): success ≈ 0.8 at 250k frames and ≈ 0.9 at 600k; NPAE and
 #: DRRN below 0.2; symbolic PPO ≈ 0.4 (METHODS.md).
@@ -35,6 +32,7 @@ def glam_sections(metrics: list[dict[str, Any]], config: Any, run_dir: Path) -> 
     curves = success_curves(metrics)
     if not curves:
         return []
+    plt = pyplot()
     figure, ax = plt.subplots(figsize=(6, 3.8))
     for level, points in curves.items():
         ax.plot(*zip(*points, strict=True), "o-", label=level, markersize=4)

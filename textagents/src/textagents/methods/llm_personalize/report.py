@@ -7,11 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
+from textagents.methods.core.report import pyplot
 from textagents.methods.llm_personalize.planner import FAILURE_CAUSES
 
 #: LLM-Personalize Table 1, 4-scene averages of the success rate (%), test / train.
@@ -123,6 +119,7 @@ def _both(row: Row, key: str) -> float:
 
 def plot_table1(rows: list[Row], path: Path) -> Path:
     """Bars of success rate per planner, ours (with error bars) beside the paper's, test and train."""
+    plt = pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=False)
     positions = range(len(rows))
     for ax, (split, column) in zip(axes, (("test", 0), ("train", 1)), strict=True):
