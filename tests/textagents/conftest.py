@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable, Iterator
+from http.server import HTTPServer
 
 import pytest
 import torch
@@ -35,3 +38,21 @@ def seq2seq_backend(tiny_models):
     from textagents.llm.transformers_backend import TransformersBackend
 
     return TransformersBackend(tiny_models.seq2seq, batch_size=4)
+
+
+@pytest.fixture
+def loopback_servers() -> Iterator[Callable[..., HTTPServer]]:
+    """``start(server_class, *args, **kwargs)``: the server built and serving on a daemon thread; every one
+    shut down and closed after the test."""
+    servers: list[HTTPServer] = []
+
+    def start(server_class: Callable[..., HTTPServer], *args, **kwargs) -> HTTPServer:
+        server = server_class(*args, **kwargs)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()

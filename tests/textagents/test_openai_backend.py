@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -49,19 +48,8 @@ class _Scripted(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def scripted():
-    servers = []
-
-    def start(script):
-        server = ScriptedServer(script)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+def scripted(loopback_servers):
+    return lambda script: loopback_servers(ScriptedServer, script)
 
 
 def error(message):

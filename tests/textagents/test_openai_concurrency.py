@@ -149,19 +149,8 @@ def _error(message: str) -> dict:
 
 
 @pytest.fixture
-def waiting() -> Iterator:
-    servers: list[WaitingServer] = []
-
-    def start(**kwargs) -> WaitingServer:
-        server = WaitingServer(**kwargs)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+def waiting(loopback_servers):
+    return lambda **kwargs: loopback_servers(WaitingServer, **kwargs)
 
 
 def _questions(count: int) -> list[list[dict[str, str]]]:

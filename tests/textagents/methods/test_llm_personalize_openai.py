@@ -5,7 +5,6 @@ the fine-tuned model afterwards."""
 from __future__ import annotations
 
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -112,19 +111,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def fake_openai():
-    servers = []
-
-    def start(**kwargs):
-        server = FakeOpenAI(**kwargs)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+def fake_openai(loopback_servers):
+    return lambda **kwargs: loopback_servers(FakeOpenAI, **kwargs)
 
 
 PAIR = [

@@ -82,17 +82,6 @@ def _add_lora(serve: argparse.ArgumentParser) -> None:
     group.add_argument("--max-lora-rank", type=_positive_int, default=64, help="largest rank (default %(default)s)")
 
 
-def _positive_int(text: str) -> int:
-    """An integer >= 1; argparse's usage error (exit 2) otherwise."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return value
-
-
 def _play(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
