@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 
 class ScalarWriter:
@@ -24,7 +25,7 @@ class ScalarWriter:
             self._add(Event(step=purge_step, file_version="brain.Event:2"))
             self._add(Event(step=purge_step, session_log=SessionLog(status=SessionLog.START)))
 
-    def _add(self, event) -> None:
+    def _add(self, event: Any) -> None:
         event.wall_time = time.time()
         self._writer.add_event(event)
 
