@@ -3,6 +3,8 @@
 ``score`` follows lamorel: the sum over a candidate's tokens of ``log_softmax`` of the model's logits given
 the context and the candidate's previous tokens, pads masked to 0. Each context is computed once (its past
 key values for causal models, its encoder states for seq2seq models) and reused for all its candidates.
+``prefix_sharing`` (default on) computes less again: a call's repeated (context, candidates) rows once, and
+the leading tokens that all contexts of a causal forward pass share once (``shared_prefix.py``).
 ``score_mode="legacy_logits"`` sums raw logits instead (lamorel's GLAM-era variant) and is opt-in only.
 """
 
@@ -21,6 +23,7 @@ from torch import nn
 from textagents.llm.accounting import TokenUsage
 from textagents.llm.base import Message, Sampling, check_score_inputs, transcript, truncate_at_stop
 from textagents.llm.models import known_name, resolve_model
+from textagents.llm.shared_prefix import KeptPrefix, computation_state, shared_prefix_length
 
 SCORE_MODES = ("logprob", "legacy_logits")
 
@@ -68,6 +71,10 @@ class TransformersBackend:
         score_mode: ``"logprob"`` (lamorel's semantics) or ``"legacy_logits"`` (sum of raw logits).
         candidate_special_tokens: tokenize candidates with the tokenizer's special tokens (T5's appends
             ``</s>``, which is then scored), as the paper-era lamorel did; default: without (lamorel now).
+        prefix_sharing: compute a call's repeated (context, candidates) rows once (duplicates share the
+            output tensors, so their gradients add up) and, for causal models, the leading tokens that every
+            context of a forward pass shares once (kept across calls without gradients while the weights do
+            not change); the same numbers up to float rounding. False: every row's context in full.
         module_functions: name -> ``nn.Module`` called on a ``CandidateForward`` (e.g. ``ValueHead``),
             lamorel's custom module functions; run them with ``forward_candidates``.
         device, dtype: where and how the model runs.
@@ -82,6 +89,7 @@ class TransformersBackend:
         max_batch_tokens: int = 4096,
         score_mode: str = "logprob",
         candidate_special_tokens: bool = False,
+        prefix_sharing: bool = True,
         module_functions: Mapping[str, nn.Module] | None = None,
         device: str = "cpu",
         dtype: torch.dtype | None = None,
@@ -106,6 +114,8 @@ class TransformersBackend:
         self.max_batch_tokens = max_batch_tokens
         self.score_mode = score_mode
         self.candidate_special_tokens = candidate_special_tokens
+        self.prefix_sharing = prefix_sharing
+        self.kept_prefix = KeptPrefix()
         self.module_functions = nn.ModuleDict(dict(module_functions or {})).to(device)
         self.model_name = model_name or known_name(model_path) or Path(str(model_path)).name
         self.usage = TokenUsage()
@@ -151,11 +161,21 @@ class TransformersBackend:
         unknown = [n for n in names if n not in self.module_functions]
         if unknown:
             raise ValueError(f"unknown module function(s) {unknown}; known: {list(self.module_functions)}")
-        context_ids = [self.encode(c) for c in contexts]
-        results: dict[str, list[Any]] = {name: [None] * len(contexts) for name in ("score", *names)}
+        rows = [(context, tuple(options)) for context, options in zip(contexts, candidates, strict=True)]
+        if not self.prefix_sharing:
+            return self._forward_rows(rows, names)
+        distinct = list(dict.fromkeys(rows))
+        computed = self._forward_rows(distinct, names)
+        where = {row: index for index, row in enumerate(distinct)}
+        return {name: [values[where[row]] for row in rows] for name, values in computed.items()}
+
+    def _forward_rows(self, rows: list[tuple[str, tuple[str, ...]]], names: list[str]) -> dict[str, list[torch.Tensor]]:
+        """``forward_candidates`` for (context, candidates) rows, each computed."""
+        context_ids = [self.encode(context) for context, _ in rows]
+        results: dict[str, list[Any]] = {name: [None] * len(rows) for name in ("score", *names)}
         with self.lock:
             for chunk in self.length_batches([len(ids) for ids in context_ids]):
-                options = [candidates[i] for i in chunk]
+                options = [rows[i][1] for i in chunk]
                 batch = self._forward_chunk([context_ids[i] for i in chunk], options, need_hidden=bool(names))
                 counts = [len(o) for o in options]
                 outputs = {"score": batch.token_scores.sum(-1)}
@@ -203,12 +223,15 @@ class TransformersBackend:
         cand_mask: torch.Tensor,
         need_hidden: bool,
     ) -> tuple[Any, Any, torch.Tensor]:
-        ids, mask = self._pad(context_ids, left=True)
+        shared, past = self._shared_prefix(context_ids) if self.prefix_sharing else (0, None)
+        ids, own_mask = self._pad([c[shared:] for c in context_ids], left=True)
+        mask = torch.cat([own_mask.new_ones(len(context_ids), shared), own_mask], dim=-1)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = self.model(
             input_ids=ids,
             attention_mask=mask,
-            position_ids=positions,
+            position_ids=positions[:, shared:],
+            past_key_values=past,
             use_cache=True,
             output_hidden_states=need_hidden,
             logits_to_keep=1,  # only the last position predicts a candidate token: no [batch, length, vocab]
@@ -229,6 +252,24 @@ class TransformersBackend:
         if not need_hidden:
             return None, None, logits
         return out.hidden_states[-1][rows, -1], cand_out.hidden_states[-1], logits
+
+    def _shared_prefix(self, context_ids: list[list[int]]) -> tuple[int, Any]:
+        """How many leading tokens the contexts take from shared key values, and those key values (one row
+        per context): the kept prefix where it fits, else the contexts' own shared prefix; (0, None): none."""
+        state = computation_state(self.model, self.device)
+        shared = self.kept_prefix.length_for(context_ids, state)
+        if shared:
+            return shared, self.kept_prefix.copy_for(len(context_ids))
+        shared = shared_prefix_length(context_ids)
+        if not shared:
+            return 0, None
+        prefix = context_ids[0][:shared]
+        past = self.model(
+            input_ids=torch.tensor([prefix], device=self.device), use_cache=True, logits_to_keep=1
+        ).past_key_values
+        self.kept_prefix.keep(prefix, past, state)
+        past.batch_repeat_interleave(len(context_ids))
+        return shared, past
 
     def _seq2seq_candidates(
         self,

@@ -22,7 +22,10 @@ class GlamConfig(MethodConfig):
     this process). ``prompt_observations``: how many of the last observations GLAM's prompt shows (the
     paper: 3, with the 2 commands between them; 1 makes every forward pass ~2x shorter). ``score_cache``:
     the policy's repeated (prompt, commands) calls under unchanged weights (an evaluation, a rollout) are
-    computed once (a speed-up only: the same numbers; false: every call runs the model).
+    computed once (a speed-up only: the same numbers; false: every call runs the model). ``prefix_sharing``:
+    a forward pass computes a repeated prompt once and (decoder-only models) the leading tokens all its
+    prompts share once, in the PPO update too, where ``micro_batch`` then counts distinct prompts (a speed-up
+    only: the same numbers up to float rounding; false: every row's prompt in full).
 
     As the original (docs/methods/glam.md has the fidelity table): ``scoring`` ``paper`` (π = softmax(p /
     max p), p the product of a command's token probabilities; ``pinned``: the pinned code's summed raw
@@ -68,6 +71,7 @@ class GlamConfig(MethodConfig):
     value_head_width: int = 1024
     llm_processes: int = 1
     score_cache: bool = True
+    prefix_sharing: bool = True
     eval_episodes: int = 1000
     eval_greedy: bool = False
     test_levels_every: int = 1

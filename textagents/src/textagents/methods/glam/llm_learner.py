@@ -56,6 +56,7 @@ def llm_spec(config: GlamConfig, model: str) -> LLMSpec:
     options = {
         "score_mode": "legacy_logits" if raw_logits else "logprob",
         "candidate_special_tokens": config.scoring == "paper" if special_tokens is None else special_tokens,
+        "prefix_sharing": config.prefix_sharing,
     }
     return LLMSpec(
         model=model,

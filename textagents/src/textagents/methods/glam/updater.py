@@ -27,11 +27,28 @@ def policy_outputs(
     return logits, values
 
 
+def micro_batches(
+    rows: np.ndarray, contexts: Sequence[str], candidates: Sequence[Sequence[str]], size: int, by_prompt: bool
+) -> list[np.ndarray]:
+    """A minibatch's ``rows`` in forward passes of at most ``size`` prompts: ``size`` rows at a time, or
+    (``by_prompt``: the backend computes a repeated (context, candidates) row once) all the rows of ``size``
+    distinct prompts at a time, the prompts in order of length (a forward pass pads them to its longest)."""
+    if not by_prompt:
+        return [rows[start : start + size] for start in range(0, len(rows), size)]
+    groups: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for row in rows:
+        groups.setdefault((contexts[row], tuple(candidates[row])), []).append(int(row))
+    prompts = [groups[key] for key in sorted(groups, key=lambda key: len(key[0]))]
+    return [np.concatenate(prompts[start : start + size]) for start in range(0, len(prompts), size)]
+
+
 class PPOUpdater(Updater):
     """``epochs`` passes over the share in ``minibatches`` minibatches (the same count on every process, so
-    that the gradient averaging lines up), ``micro_batch`` rows per forward pass; Adam on the trainable
-    parameters (all of them, or LoRA's) and the value head; gradient norm clipped. The model stays in eval
-    mode: dropout would make the new log-probs noisy against the old ones (and the processes disagree)."""
+    that the gradient averaging lines up), ``micro_batch`` prompts per forward pass (``micro_batches``; the
+    loss is a mean over rows, so each pass adds its rows' share of the minibatch's gradient); Adam on the
+    trainable parameters (all of them, or LoRA's) and the value head; gradient norm clipped. The logged
+    losses are the minibatches' means over their rows, averaged. The model stays in eval mode: dropout would
+    make the new log-probs noisy against the old ones (and the processes disagree)."""
 
     def __init__(self, settings: PPOSettings, micro_batch: int = 8):
         if micro_batch < 1:
@@ -72,12 +89,13 @@ class PPOUpdater(Updater):
             )
         }
         rng = np.random.default_rng(seed)
+        by_prompt = llm.backend.prefix_sharing
         logged: dict[str, list[float]] = {}
         for _ in range(self.settings.epochs):
             for minibatch in np.array_split(rng.permutation(len(contexts)), minibatches):
                 optimizer.zero_grad()
-                for start in range(0, len(minibatch), self.micro_batch):
-                    rows = minibatch[start : start + self.micro_batch]
+                means: dict[str, float] = {}
+                for rows in micro_batches(minibatch, contexts, candidates, self.micro_batch, by_prompt):
                     logits, new_values = policy_outputs(llm, [contexts[i] for i in rows], [candidates[i] for i in rows])
                     index = torch.as_tensor(rows, dtype=torch.long, device=device)
                     parts = ppo_loss(
@@ -90,9 +108,12 @@ class PPOUpdater(Updater):
                         batch["returns"][index],
                         self.settings,
                     )
-                    (parts["loss"] * len(rows) / len(minibatch)).backward()
+                    share = len(rows) / len(minibatch)
+                    (parts["loss"] * share).backward()
                     for name, value in parts.items():
-                        logged.setdefault(name, []).append(float(value.detach()))
+                        means[name] = means.get(name, 0.0) + share * float(value.detach())
+                for name, value in means.items():
+                    logged.setdefault(name, []).append(value)
                 llm.all_reduce_gradients()
                 grad_norm = torch.nn.utils.clip_grad_norm_(llm.trainable_parameters(), self.settings.max_grad_norm)
                 logged.setdefault("grad_norm", []).append(float(grad_norm))
