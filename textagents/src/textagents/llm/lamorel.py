@@ -324,6 +324,7 @@ class _Worker:
             )
         if self.cache is not None:
             self.cache.clear()  # also for updaters that write the weights through .data, unseen by their versions
+        self.llm.backend.kept_prefix.clear()  # the same
         return result
 
     def state(self, _: list) -> dict[str, torch.Tensor]:
