@@ -17,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 
 import textenvs  # noqa: F401  (registers the ids)
+from textagents.methods.core.allocator import keep_freed_memory
 from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
 from textagents.methods.core.run_dir import Checkpoint
@@ -48,6 +49,8 @@ class EllmMethod(Method):
     def __init__(self, config: EllmConfig, context: RunContext):
         super().__init__(config, context)
         from textagents.sb3.features import SentenceEmbedder
+
+        keep_freed_memory()  # each update's tensors reuse the last one's pages (allocator.py)
 
         self.embed = SentenceEmbedder()  # the reward's, pretrained
         self.dqn_embed: SentenceEmbedder | None = None  # pixels only
@@ -167,6 +170,7 @@ class EllmMethod(Method):
     def _start_episode(self) -> None:
         self.obs, info = self.env.reset(seed=self.config.seed * 100_003 + self.episodes)
         self.stacked = self._stacked(self.obs["image"], self.frames, first=True)
+        self.text = self._text(self.obs, info)
         self.info, self.intrinsic = info, 0.0
 
     # ------------------------------------------------------------------ training
@@ -175,15 +179,15 @@ class EllmMethod(Method):
             self._start_episode()
         finished, intrinsic, quality = [], [], []
         for _ in range(self.config.frames_per_iteration):
-            frame, text = self.stacked, self._text(self.obs, self.info)
+            frame, text = self.stacked, self.text
             if self.info["suggested_goals"]:
                 achieved = set(self.info["achieved_goals"])
                 quality.append(suggestion_quality(self.info["suggested_goals"], Caption.of(self.info), achieved))
             action = self.agent.act(frame, text)
             obs, reward, terminated, truncated, info = self.env.step(action)
             terminal = self.config.stored_terminal(terminated, truncated)
-            self.stacked = self._stacked(obs["image"], self.frames)
-            self.agent.observe(frame, text, action, reward, self.stacked, self._text(obs, info), terminal, truncated)
+            self.stacked, self.text = self._stacked(obs["image"], self.frames), self._text(obs, info)
+            self.agent.observe(frame, text, action, reward, self.stacked, self.text, terminal, truncated)
             self.obs, self.info = obs, info
             self.intrinsic += info["intrinsic_reward"]
             if terminated or truncated:
