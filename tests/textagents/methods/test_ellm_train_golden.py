@@ -1,6 +1,8 @@
 """ELLM's training is what it was before its speed work (golden ``ellm_train.json``, made by
 benchmarks/methods/ellm/golden/make_train_golden.py with the code of commit 77016ee): the same actions, the
-same loss at every update, the same Q values and weights after 600 frames of a small run."""
+same loss at every update, the same Q values and weights after 600 frames of a small run, to 1e-6 (on the machine
+that made the golden file, bit for bit). The kernels of another CPU may round differently, and 600 frames of
+training carry such differences on: there, make the golden file again from 77016ee (the script says how)."""
 
 from __future__ import annotations
 
