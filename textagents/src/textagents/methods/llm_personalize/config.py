@@ -15,6 +15,8 @@ from textenvs.envs.housekeep.registration import LLM_PERSONALIZE_SCENES
 
 BASELINES = ("saycan", "sayplan")
 FINE_TUNING = ("local", "openai")
+SERVED_WEIGHTS = ("none", "lora_adapter", "restart")
+PLACEHOLDERS = ("{model}", "{port}")
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,11 @@ class LLMPersonalizeConfig(MethodConfig):
     job's status checked every ``openai_poll_s`` seconds).
     ``rollout_backend``: the planner's and SayPlan's generation on the run's transformers model
     (``transformers``), or with llama.cpp on a GGUF export (``rollout_gguf``: ``f16`` or ``f32``) of the
-    current weights (``llamacpp``: local fine-tuning only; SayCan's scores stay on transformers)."""
+    current weights (``llamacpp``: local fine-tuning only; SayCan's scores stay on transformers).
+    ``served_weights`` (``served.py``): ``none`` (the planner is the run's model), ``lora_adapter`` (the server
+    at ``base_url`` loads each round's LoRA adapter) or
+    ``restart`` (the method runs ``serve_command`` with ``{model}`` and ``{port}`` replaced — on ``serve_port``,
+    0: a free one — waits at most ``serve_timeout_s`` seconds for it, and restarts it on each round's weights)."""
 
     iterations: int = 3
     scenes: tuple[str, ...] = LLM_PERSONALIZE_SCENES
@@ -59,6 +65,10 @@ class LLMPersonalizeConfig(MethodConfig):
     openai_poll_s: float = 30.0
     rollout_backend: str = "transformers"
     rollout_gguf: str = "f16"
+    served_weights: str = "none"
+    serve_command: tuple[str, ...] = ()
+    serve_port: int = 0
+    serve_timeout_s: float = 600.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -66,12 +76,17 @@ class LLMPersonalizeConfig(MethodConfig):
             raise ValueError("scenes must name at least one scene")
         object.__setattr__(self, "scenes", tuple(self.scenes))
         object.__setattr__(self, "baselines", tuple(self.baselines))
+        object.__setattr__(self, "serve_command", tuple(self.serve_command))
         self.require_choice("parser", PARSERS)
         self.require_choice("fine_tuning", FINE_TUNING)
         self.require_choice("rollout_backend", ROLLOUT_BACKENDS)
         self.require_choice("rollout_gguf", OUTTYPES)
         if self.rollout_backend == "llamacpp" and self.fine_tuning != "local":
             raise ValueError("rollout_backend: llamacpp runs locally fine-tuned weights: it needs fine_tuning: local")
+        self.require_choice("served_weights", SERVED_WEIGHTS)
+        if self.served_weights != "none" and self.rollout_backend != "transformers":
+            raise ValueError("served_weights and rollout_backend: llamacpp both choose the planner's LLM: set one")
+        self._check_serving()
         unknown = sorted(set(self.baselines) - set(BASELINES))
         if unknown:
             raise ValueError(f"unknown baseline(s) {short_repr(unknown)}; valid: {list(BASELINES)}")
@@ -101,6 +116,39 @@ class LLMPersonalizeConfig(MethodConfig):
             raise ValueError(f"openai_poll_s must be > 0, got {self.openai_poll_s}")
         if self.learning_rate <= 0 or self.epochs <= 0:
             raise ValueError(f"learning_rate and epochs must be > 0, got {self.learning_rate}, {self.epochs}")
+
+    def _check_serving(self) -> None:
+        """``served_weights`` with what it needs (a clear error naming the setting otherwise)."""
+        if not 0 <= self.serve_port <= 65535 or self.serve_timeout_s <= 0:
+            raise ValueError(
+                f"serve_port must be in 0..65535 and serve_timeout_s > 0, got {self.serve_port}, {self.serve_timeout_s}"
+            )
+        if self.serve_command and self.served_weights != "restart":
+            raise ValueError(f"serve_command is run by served_weights: restart, not {self.served_weights!r}")
+        if self.served_weights == "none":
+            return
+        served = f"served_weights: {self.served_weights}"
+        if self.fine_tuning != "local":
+            raise ValueError(f"{served} fine-tunes locally: set fine_tuning: local")
+        if self.llm_backend != "transformers":
+            raise ValueError(f"{served} fine-tunes a transformers model: set llm_backend: transformers")
+        if self.served_weights == "lora_adapter":
+            if not self.lora:
+                raise ValueError("served_weights: lora_adapter serves LoRA adapters: set lora: true (or use restart)")
+            if self.base_url is None:
+                raise ValueError(
+                    "served_weights: lora_adapter asks a running server: give its base_url (--base-url), e.g. vLLM "
+                    "started with --enable-lora or textagents serve --enable-lora"
+                )
+            return
+        if self.base_url is not None:
+            raise ValueError("served_weights: restart starts its own server: leave base_url unset")
+        missing = [p for p in PLACEHOLDERS if not any(p in arg for arg in self.serve_command)]
+        if missing:
+            raise ValueError(
+                f"serve_command must be an argument list holding {' and '.join(PLACEHOLDERS)} (e.g. [textagents, "
+                f"serve, --model, '{{model}}', --port, '{{port}}']), got {short_repr(list(self.serve_command))}"
+            )
 
     def sampling(self) -> dict[str, Any]:
         """This config's sampling settings (``play`` takes the rest of ``PAPER_SAMPLING``)."""

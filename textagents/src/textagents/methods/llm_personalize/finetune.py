@@ -4,7 +4,9 @@ default, full fine-tuning as an option), as LLM-Personalize's imitation and self
 A pair's prompt is rendered exactly as ``TransformersBackend.chat`` renders it at inference (the model's chat
 template, or a plain transcript for models without one) and the loss is on the assistant's plan only. The
 result is saved as a plain transformers model (LoRA merged) with safetensors weights, loadable by every
-backend and by ``textagents serve``.
+backend and by ``textagents serve``; with LoRA, the trained adapter itself is saved beside it in ``adapter/``
+(peft's ``adapter_config.json`` and ``adapter_model.safetensors``). The folder is written aside and renamed
+into place: a reader sees the whole model or none.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from textenvs.core.files import staged_folder
+
 Pair = list[dict[str, str]]
+#: The subfolder of a fine-tuned model that holds the LoRA adapter trained in that round.
+ADAPTER = "adapter"
 
 
 @dataclass(frozen=True)
@@ -63,41 +69,41 @@ def finetune(backend: Any, pairs: list[Pair], out: str | Path, settings: Finetun
     if not pairs:
         raise ValueError("no pairs to fine-tune on")
     out = Path(out)
-    config = SFTConfig(
-        output_dir=str(out / "trainer"),
-        num_train_epochs=settings.epochs,
-        learning_rate=settings.learning_rate,
-        per_device_train_batch_size=settings.batch_size,
-        max_length=settings.max_length,
-        **sft_precision(backend),
-        gradient_checkpointing=False,
-        report_to=[],
-        save_strategy="no",
-        logging_steps=1,
-        seed=settings.seed,
-        completion_only_loss=True,
-        dataset_num_proc=None,
-    )
     peft_config = (
         LoraConfig(r=settings.lora_r, lora_alpha=2 * settings.lora_r, task_type="CAUSAL_LM") if settings.lora else None
     )
-    backend.model.train()
-    trainer = SFTTrainer(
-        model=backend.model,
-        args=config,
-        train_dataset=Dataset.from_list(sft_examples(backend, pairs)),
-        processing_class=backend.tokenizer,
-        peft_config=peft_config,
-    )
-    trainer.train()
-    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
-    model = trainer.model.merge_and_unload() if settings.lora else trainer.model
-    model.eval()
-    model.save_pretrained(out, safe_serialization=True)
-    backend.tokenizer.save_pretrained(out)
-    for path in out.iterdir():
-        if path.is_file():
-            path.chmod(0o644)  # safetensors writes 0600, which would hide the model from the rest of a team
+    with staged_folder(out) as staged:
+        config = SFTConfig(
+            output_dir=str(staged / "trainer"),
+            num_train_epochs=settings.epochs,
+            learning_rate=settings.learning_rate,
+            per_device_train_batch_size=settings.batch_size,
+            max_length=settings.max_length,
+            **sft_precision(backend),
+            gradient_checkpointing=False,
+            report_to=[],
+            save_strategy="no",
+            logging_steps=1,
+            seed=settings.seed,
+            completion_only_loss=True,
+            dataset_num_proc=None,
+        )
+        backend.model.train()
+        trainer = SFTTrainer(
+            model=backend.model,
+            args=config,
+            train_dataset=Dataset.from_list(sft_examples(backend, pairs)),
+            processing_class=backend.tokenizer,
+            peft_config=peft_config,
+        )
+        trainer.train()
+        losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+        if settings.lora:
+            trainer.model.save_pretrained(staged / ADAPTER, safe_serialization=True)
+        model = trainer.model.merge_and_unload() if settings.lora else trainer.model
+        model.eval()
+        model.save_pretrained(staged, safe_serialization=True)
+        backend.tokenizer.save_pretrained(staged)
     backend.model = model
     first, last = (losses[0], losses[-1]) if losses else (math.nan, math.nan)
     return {"loss_first": float(first), "loss_last": float(last), "examples": float(len(pairs))}

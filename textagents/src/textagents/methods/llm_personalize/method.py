@@ -6,9 +6,10 @@ iteration k > 1 = self-training round k - 1. Each round's dataset is saved in th
 fine-tuned model in ``models/iter_N`` (safetensors).
 
 Fine-tuning: ``local`` (trl SFT on the run's transformers model) or ``openai`` (a job through OpenAI's
-fine-tuning API on the run's ``--base-url`` model). A run that replays a recording (``--llm-replay``)
-trains nothing: its answers come from the recorded fine-tuned models, so it reproduces the recorded
-run's success rates and diagnostics exactly."""
+fine-tuning API on the run's ``--base-url`` model). With ``served_weights`` the planner asks an OpenAI-compatible
+server that serves each round's locally fine-tuned weights (``served.py``). A run that replays a recording
+(``--llm-replay``) trains nothing: its answers come from the recorded fine-tuned models, so it reproduces the
+recorded run's success rates and diagnostics exactly."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from textagents.methods.llm_personalize.openai_finetune import OpenAIFineTuner, 
 from textagents.methods.llm_personalize.planner import Rollout, play, self_training_pairs, summarize
 from textagents.methods.llm_personalize.report import plot_table1, render_diagnostics, render_table1, table1_rows
 from textagents.methods.llm_personalize.rollout_backend import BASE_MODEL_DIR, LlamaCppPlanner
+from textagents.methods.llm_personalize.served import ServedPlanner, served_planner
 from textenvs.envs.housekeep.env import HousekeepTextEnv
 from textenvs.envs.housekeep.sampling import paper_split_indices
 
@@ -40,6 +42,7 @@ class LLMPersonalizeMethod(Method):
         self.model_dir: str | None = None  # the last locally fine-tuned model, relative to the run folder
         self.model_name: str | None = None  # the last model fine-tuned through OpenAI's API
         self._llamacpp: LlamaCppPlanner | None = None  # rollout_backend: llamacpp, built on first use
+        self.served: ServedPlanner | None = None  # built on first use (``_served``)
 
     # ------------------------------------------------------------------ the model
     def _tuned_backend(self) -> Any:
@@ -49,6 +52,9 @@ class LLMPersonalizeMethod(Method):
         backend = getattr(llm, "backend", llm)
         if isinstance(backend, ReplayBackend):
             return None
+        served = self._served()
+        if served is not None:
+            return served.trained()
         if self.config.fine_tuning == "openai":
             if not hasattr(getattr(backend, "client", None), "fine_tuning"):
                 raise RuntimeError("fine_tuning: openai fine-tunes a model behind an OpenAI API: give --base-url")
@@ -79,11 +85,25 @@ class LLMPersonalizeMethod(Method):
             seed=self.config.seed + iteration,
         )
         out = self.context.run_dir / "models" / f"iter_{iteration:06d}"
+        served = self._served()
+        if served is not None:
+            served.pause()
         result = finetune(backend, pairs, out, settings)
         self.model_dir = out.relative_to(self.context.run_dir).as_posix()
         if self.config.rollout_backend == "llamacpp":
             self._llamacpp_planner().export(backend, out)
+        if served is not None:
+            served.serve(out)
         return result
+
+    def _served(self) -> ServedPlanner | None:
+        """The server the planner asks (``served_weights``); None when the planner is the run's LLM, and when the
+        run replays a recording (its answers are the served ones)."""
+        if self.served is None and self.config.served_weights != "none":
+            llm = self.context.llm()
+            if not isinstance(getattr(llm, "backend", llm), ReplayBackend):
+                self.served = served_planner(self.config, self.context)
+        return self.served
 
     def _save_dataset(self, name: str, pairs: list[Pair]) -> Path:
         """The pairs in the chat JSONL that OpenAI's fine-tuning API accepts, in the run's ``datasets/``."""
@@ -91,7 +111,11 @@ class LLMPersonalizeMethod(Method):
 
     # ------------------------------------------------------------------ iterations
     def _planner_backend(self, variant: str) -> LLMBackend:
-        """The run's LLM, or llama.cpp on the current weights' GGUF for generation (``rollout_backend``)."""
+        """The LLM the planner asks this round: the served model (``served_weights``), llama.cpp on the current
+        weights' GGUF for generation (``rollout_backend``), or the run's LLM."""
+        served = self._served()
+        if served is not None:
+            return served.llm()
         tuned = self._tuned_backend() if self.config.rollout_backend == "llamacpp" and variant != "saycan" else None
         if tuned is None:
             return self.context.llm()
@@ -180,6 +204,8 @@ class LLMPersonalizeMethod(Method):
         elif self.model_dir is not None:
             path = self._model_path(self.model_dir)
             backend.model = TransformersBackend(path, device=backend.device, dtype=backend.model.dtype).model
+            if self.served is not None:
+                self.served.resume(path)
 
     def _model_path(self, model_dir: str) -> Path:
         """A checkpoint's model folder; older runs recorded it as an absolute path."""
