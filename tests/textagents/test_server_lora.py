@@ -131,3 +131,12 @@ def test_without_enable_lora_there_are_no_adapter_routes(causal_backend, adapter
         assert status == 404 and "no route POST /v1/load_lora_adapter" in _error(text)["message"]
     finally:
         plain.stop()
+
+
+def test_the_lora_limits_of_the_command_line_must_be_positive(capsys):
+    from textagents.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["serve", "--model", "tiny-causal-lm", "--enable-lora", "--max-loras", "0"])
+    assert stopped.value.code == 2
+    assert "argument --max-loras: must be an integer >= 1, got '0'" in capsys.readouterr().err

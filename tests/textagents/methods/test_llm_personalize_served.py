@@ -27,7 +27,7 @@ from textagents.methods.llm_personalize.served import SERVED_ADAPTER, AdapterSer
 SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "llm_personalize" / "smoke.yaml"
 #: Greedy answers, so that the served and the local planner can be compared answer for answer.
 GREEDY = "temperature: 0.0\nbaselines: []\n"
-SERVE = [sys.executable, "-c", "from textagents.cli import main; raise SystemExit(main())", "serve"]
+SERVE = [sys.executable, "-m", "textagents.cli", "serve"]
 
 
 def _config(folder: Path, extra: str = "", iterations: int = 2, name: str = "config.yaml") -> Path:
