@@ -93,6 +93,14 @@ def test_the_lora_adapter_loop_answers_as_the_local_loop_and_a_resumed_run_serve
     answers = [response for request, response in served if request == first_prompt]
     assert answers[0] != answers[-1]  # zero-shot, then after imitation: what is served changed
 
+    # Replayed with the same config (the server's address is not asked: nothing is served or trained).
+    replayed = tmp_path / "replayed"
+    calls = tmp_path / "calls.jsonl"
+    calls.write_bytes((out / "llm_calls.jsonl").read_bytes())
+    replay = LLMChoice(replay=str(calls), base_url=choice.base_url)
+    run_method("llm_personalize", config, replayed, llm=replay, progress=False)
+    assert _evaluations(replayed) == _evaluations(local_run) and not (replayed / "models").exists()
+
 
 def test_the_restart_loop_runs_its_argument_list_without_a_shell(tiny_models, tmp_path, local_run):
     command = [*SERVE, "--model", "{model}", "--port", "{port}", "--model-name", "$(touch pwned)"]
