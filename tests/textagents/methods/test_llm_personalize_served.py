@@ -164,6 +164,10 @@ def test_served_settings_are_checked(tmp_path):
         ("serve_command: [a, '{model}', '{port}']", "serve_command is run by served_weights: restart, not 'none'"),
         ("served_weights: restart\nfine_tuning: openai", "fine-tunes locally: set fine_tuning: local"),
         ("served_weights: lora_adapter\nllm_backend: llamacpp", "fine-tunes a transformers model: set llm_backend"),
+        (
+            "served_weights: lora_adapter\nrollout_backend: llamacpp\nbase_url: http://127.0.0.1:8000/v1",
+            "served_weights and rollout_backend: llamacpp both choose the planner's LLM: set one",
+        ),
     ):
         path.write_text(text + "\n")
         with pytest.raises(ConfigError, match=message):

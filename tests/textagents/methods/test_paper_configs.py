@@ -477,6 +477,7 @@ OURS: dict[str, dict[str, str]] = {
         "micro_batch": "gradient accumulation: the same update",
         "llm_processes": "the same update in 1 or N processes",
         "score_cache": "speed only: the same numbers",
+        "prefix_sharing": "speed only: the same numbers to float rounding",
         "test_levels_every": "ours: fewer test-level evaluations",
         "baseline_learning_rate": "the DRRN and symbolic PPO baselines are ours",
         "drrn_hidden": "the DRRN baseline is ours",

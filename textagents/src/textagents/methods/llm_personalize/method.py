@@ -217,6 +217,8 @@ class LLMPersonalizeMethod(Method):
     def close(self) -> None:
         if self._llamacpp is not None:
             self._llamacpp.close()
+        if self.served is not None:
+            self.served.close()
 
     def report_sections(self, metrics: list[dict[str, Any]]) -> list[str]:
         rows = table1_rows(metrics)
