@@ -139,4 +139,4 @@ def test_the_lora_limits_of_the_command_line_must_be_positive(capsys):
     with pytest.raises(SystemExit) as stopped:
         main(["serve", "--model", "tiny-causal-lm", "--enable-lora", "--max-loras", "0"])
     assert stopped.value.code == 2
-    assert "argument --max-loras: must be an integer >= 1, got '0'" in capsys.readouterr().err
+    assert "argument --max-loras: expected an integer >= 1, got '0'" in capsys.readouterr().err
