@@ -74,9 +74,10 @@ def test_an_unknown_name_suggests_the_known_names_and_the_download(cache):
         resolve_model("smolm2")
     message = str(raised.value)
     assert "no model 'smolm2'" in message and "did you mean 'smollm2'?" in message
-    assert "known names: qwen-coder-0.5b, qwen2.5-coder-0.5b-instruct, smollm2, smollm2-135m-instruct" in message
-    fetch = "(fetch once with `textagents download smollm2` or `textagents download qwen-coder-0.5b`)"
-    assert message.endswith(fetch) and "\n" not in message
+    known = "qwen-coder-0.5b, qwen-coder-1.5b, qwen2.5-coder-0.5b-instruct, qwen2.5-coder-1.5b-instruct, smollm2,"
+    assert f"known names: {known} smollm2-135m-instruct" in message
+    fetch = " or ".join(f"`textagents download {short}`" for short in ("smollm2", "qwen-coder-0.5b", "qwen-coder-1.5b"))
+    assert message.endswith(f"(fetch once with {fetch})") and "\n" not in message
 
 
 def test_an_uncached_hub_id_offline_is_refused_without_asking_the_hub(cache, tmp_path, monkeypatch, no_network):

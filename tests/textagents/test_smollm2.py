@@ -18,6 +18,7 @@ from tests.conftest import user_model_dir
 from textagents.llm import models
 from textagents.llm.models import (
     QWEN_CODER,
+    QWEN_CODER_1_5B,
     SMOLLM2,
     ModelChecksumError,
     ModelNotDownloadedError,
@@ -214,8 +215,17 @@ def _downloaded(model: WheelModel, short: str) -> pytest.MarkDecorator:
             [" + b", " banana"],
             marks=_downloaded(QWEN_CODER, "qwen-coder-0.5b"),
         ),
+        pytest.param(
+            QWEN_CODER_1_5B,
+            "qwen-coder-1.5b",
+            1777.1e6,  # the GGUF's 1,777,088,000: its output layer is stored apart from the embeddings
+            {"max_tokens": 8, "temperature": 0},
+            "def add(a, b):\n    return a",
+            [" + b", " banana"],
+            marks=_downloaded(QWEN_CODER_1_5B, "qwen-coder-1.5b"),
+        ),
     ],
-    ids=["smollm2", "qwen-coder"],
+    ids=["smollm2", "qwen-coder", "qwen-coder-1.5b"],
 )
 def test_a_downloaded_model_loads_offline_from_the_cache_and_answers(
     model, name, parameters, chat, context, candidates, user_models
@@ -225,7 +235,7 @@ def test_a_downloaded_model_loads_offline_from_the_cache_and_answers(
     backend = TransformersBackend(name)
     assert backend.model_name == model.name
     assert sum(p.numel() for p in backend.model.parameters()) == pytest.approx(parameters, rel=0.01)
-    question = "What is the capital of France?" + (" One word." if model is QWEN_CODER else "")
+    question = "What is the capital of France?" + (" One word." if model is not SMOLLM2 else "")
     assert "Paris" in backend.chat([{"role": "user", "content": question}], **chat)
     ((good, bad),) = backend.score([context], [candidates])
     assert good > bad

