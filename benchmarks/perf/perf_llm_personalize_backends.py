@@ -1,5 +1,6 @@
-"""LLM-Personalize's planning calls on SmolLM2-135M-Instruct: transformers, one batch of the 16 prompts of a
-``cpu.yaml`` evaluation round (``chat_batch``, as ``planner.play`` sends them), against llama.cpp on the F16
+"""LLM-Personalize's planning calls on SmolLM2-135M-Instruct: transformers, one batch of 16 first prompts of a
+``cpu.yaml`` evaluation (2 episodes per scene and split; ``chat_batch``, as ``planner.play`` sends a round's
+prompts), against llama.cpp on the F16
 GGUF export of the same weights (``rollout_backend: llamacpp``: one call after another), alternated in one
 process, one thread each, ``cpu.yaml``'s sampling (temperature 1, top_p 0.9, penalties 0.2). Reports planning
 calls per second of wall time and of this process's CPU time, new tokens/s, the ratios llama.cpp /
@@ -65,18 +66,20 @@ TRAINED_CALLS_PER_EPISODE = 4.2
 TRAINED_PROMPT_TOKENS = 750
 TRAINED_TOKENS_PER_CALL = 60
 SELF_TRAINING_PAIRS = 40
+ROUND_EPISODES = 2  # per scene and split: the 16 prompts of the rounds measured before (commits 59ff67f, dfef3c7)
 SFT_PAIRS = 16
 EXTRA_PROMPTS = ("You are a household robot. List three things to tidy in a living room:\n1.", "step 1: go to")
 GGML_TYPE_F32 = 0
 
 
-def round_prompts(config: LLMPersonalizeConfig) -> list[list[dict[str, str]]]:
-    """The first planning prompt of each episode of one ``cpu.yaml`` evaluation (its lockstep batch)."""
+def round_prompts(config: LLMPersonalizeConfig, per_scene: int = ROUND_EPISODES) -> list[list[dict[str, str]]]:
+    """The first planning prompt of the first ``per_scene`` evaluation episodes of each scene and split (a
+    lockstep batch of ``cpu.yaml``'s evaluation rounds: 16 prompts, whatever its ``eval_episodes``)."""
     env = HousekeepTextEnv(scenes=list(config.scenes), episode_source="llm_personalize")
     prompts = []
     for split in ("train", "test"):
         for scene in config.scenes:
-            for index in paper_split_indices(split)[: config.eval_episodes]:
+            for index in paper_split_indices(split)[:per_scene]:
                 obs, _ = env.reset(seed=index, options={"scene": scene, "episode_index": index})
                 prompts.append(planner_messages(obs["text"]))
     env.close()
