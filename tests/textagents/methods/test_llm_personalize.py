@@ -190,6 +190,26 @@ def test_the_selection_keeps_each_raising_call_once_and_counts_why_it_left_the_o
     assert sum(counts[f"selection/{o}"] for o in SELECTION_OUTCOMES) == 2 * len(raised)
 
 
+def test_coverage_is_the_share_of_misplaced_objects_whose_correct_placement_a_pair_shows():
+    from textagents.methods.llm_personalize.coverage import placements, preference_coverage
+
+    def make_env():
+        return HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
+
+    env = make_env()
+    env.reset(seed=7, options={"scene": "Rs_int", "episode_index": 7})
+    world = env.unwrapped.world
+    first, *others = world.misplaced_at_start
+    name = world.object_names[first]
+    correct = min(world.receptacles[r].name for r in world.correct[first])
+    where = world.receptacles[world.location[first]].name  # misplaced: not a correct receptacle
+    plan = f"go to {name}\nstep 2: pick up {name}\nstep 3: place {name} on {correct}"
+    assert placements([plan]) == {(name.lower(), correct.lower())}
+    share = 1 / (1 + len(others))
+    assert preference_coverage(make_env, [("Rs_int", 7)], placements([plan])) == {"Rs_int": share, "all": share}
+    assert preference_coverage(make_env, [("Rs_int", 7)], placements([f"place {name} on {where}"]))["all"] == 0
+
+
 def test_a_planner_that_never_names_a_command_never_acts_and_stops_after_31_skipped_steps():
     from textagents.methods.llm_personalize.planner import play, self_training_selection, summarize
 

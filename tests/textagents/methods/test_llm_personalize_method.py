@@ -31,6 +31,8 @@ def test_the_smoke_run_imitates_then_self_trains(tmp_path, tiny_models):
     self_training = records[2]
     assert self_training["rollouts"] == 1 and self_training["planning_calls"] > 0
     assert self_training["selection/kept"] == self_training["pairs"] == self_training["pairs/Pomaria_2_int"]
+    assert 0 <= first["coverage/test"] == first["coverage/test/Pomaria_2_int"] <= 1
+    assert self_training["coverage/train"] >= first["coverage/train"]  # the pairs only add placements
     outcomes = [k for k in self_training if k.startswith("selection/") and k.count("/") == 1]
     assert sum(self_training[k] for k in outcomes) == self_training["planning_calls"]
     imitation = (out / "datasets" / "imitation_train.jsonl").read_text().splitlines()

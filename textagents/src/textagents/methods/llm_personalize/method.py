@@ -21,6 +21,7 @@ from textagents.llm.record import RecordingBackend, ReplayBackend
 from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.run_dir import Checkpoint
 from textagents.methods.llm_personalize.config import LLMPersonalizeConfig
+from textagents.methods.llm_personalize.coverage import placements, preference_coverage, trained_plans
 from textagents.methods.llm_personalize.demonstrations import Pair, select_demonstrations
 from textagents.methods.llm_personalize.finetune import FinetuneSettings, finetune
 from textagents.methods.llm_personalize.openai_finetune import OpenAIFineTuner, export_chat_jsonl
@@ -176,7 +177,7 @@ class LLMPersonalizeMethod(Method):
             self._save_dataset("imitation_validation", [p for s in self.config.scenes for p in chosen.validation[s]])
             per_scene = {f"pairs/{scene}": len(chosen.train[scene]) for scene in self.config.scenes}
             finetuned = self._finetune(pairs, dataset, iteration, self.config.epochs)
-            return {**before, "pairs": len(pairs), **per_scene, **finetuned}
+            return {**before, "pairs": len(pairs), **per_scene, **self._coverage(iteration), **finetuned}
         indices = paper_split_indices("train")[: self.config.self_training_rollouts]
         jobs = [(scene, index) for scene in self.config.scenes for index in indices]
         rollouts = self._play(jobs)
@@ -193,10 +194,25 @@ class LLMPersonalizeMethod(Method):
             "steps": sum(len(call.played) for call in calls),
             "pairs": len(pairs),
             **selection_counts(zip(scenes, (outcome for outcome, _ in selection), strict=True), self.config.scenes),
+            **self._coverage(iteration),
         }
         if pairs:
             metrics.update(self._finetune(pairs, dataset, iteration, 1.0))
         return metrics
+
+    def _coverage(self, iteration: int) -> dict[str, float]:
+        """Of the evaluation episodes' misplaced objects, the share whose correct placement is in a pair the
+        planner has been trained on by the end of ``iteration`` (``coverage.py``), per split and scene."""
+        names = ["imitation_train", *(f"self_training_{k}" for k in range(1, iteration))]
+        plans = trained_plans([self.context.run_dir / "datasets" / f"{name}.jsonl" for name in names])
+        placed = placements(plans)
+        result = {}
+        for split in ("test", "train"):
+            indices = paper_split_indices(split)[: self.config.eval_episodes]
+            jobs = [(scene, index) for scene in self.config.scenes for index in indices]
+            for key, share in preference_coverage(self._make_env, jobs, placed).items():
+                result[f"coverage/{split}" if key == "all" else f"coverage/{split}/{key}"] = share
+        return result
 
     def evaluate(self) -> dict[str, Any]:
         return self._evaluate("planner")

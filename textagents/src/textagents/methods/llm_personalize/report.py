@@ -173,7 +173,7 @@ def render_selection(runs: dict[int, list[dict[str, Any]]]) -> str:
     )
     outcomes = list(reversed(SELECTION_OUTCOMES))
     header = ["round", "rollouts", "planning calls", *(f"pairs: {s}" for s in scenes), "pairs"]
-    header += [_OUTCOME_TITLES[o] for o in outcomes]
+    header += [_OUTCOME_TITLES[o] for o in outcomes] + ["coverage: test", "coverage: train"]
     seeds = ", ".join(f"s{seed}" for seed in trains)
     lines = [
         "## Training pairs per round",
@@ -181,7 +181,9 @@ def render_selection(runs: dict[int, list[dict[str, Any]]]) -> str:
         f"One value per seed ({seeds}). Imitation trains on the demonstrations' planning calls; each self-training "
         "round on the calls of its rollouts that the original's selection keeps: those that raised the number of "
         "correctly placed objects, the first of each key (first object moved, its receptacles before and after, "
-        "the correct set before). The other columns count the rollouts' calls by why they were left out.",
+        "the correct set before). The next columns count the rollouts' calls by why they were left out. "
+        "Coverage: of the evaluation episodes' misplaced objects, the share whose correct placement is in a "
+        "pair trained on by the end of the round (the household's preferences the planner could have seen).",
         "",
         "| " + " | ".join(header) + " |",
         "|---|" + "---:|" * (len(header) - 1),
@@ -191,6 +193,7 @@ def render_selection(runs: dict[int, list[dict[str, Any]]]) -> str:
         keys = ["rollouts", "planning_calls", *(f"pairs/{s}" for s in scenes), "pairs"]
         keys += [f"selection/{o}" for o in outcomes]
         cells = [" / ".join(_count(r.get(key)) for r in records) for key in keys]
+        cells += [" / ".join(_share(r.get(f"coverage/{split}")) for r in records) for split in SPLITS]
         name = "IL (demonstrations)" if iteration == 1 else f"ST iteration {iteration - 1}"
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -198,6 +201,10 @@ def render_selection(runs: dict[int, list[dict[str, Any]]]) -> str:
 
 def _count(value: Any) -> str:
     return "–" if value is None else f"{value:g}"
+
+
+def _share(value: Any) -> str:
+    return "–" if value is None else f"{100 * value:.0f}%"
 
 
 # ---------------------------------------------------------------- Table 1 over the seeds of several runs
