@@ -164,6 +164,7 @@ def test_the_planner_loop_with_the_demonstrators_plans_tidies_every_episode():
     result = summarize(runs)
     assert result["success_rate"] == result["success_rate/Rs_int"] == 1.0 and result["parse_rate"] == 1.0
     assert result["episode_success/Rs_int"] == [1.0] and result["success_rate_std/Rs_int"] == 0.0
+    assert result["placements"] > 0 and result["placed_correctly"] == 1.0  # the demonstrator places as preferred
     assert result["failed_steps/unparseable"] == result["failed_steps/failed"] == 0.0
 
 
@@ -220,6 +221,7 @@ def test_a_planner_that_never_names_a_command_never_acts_and_stops_after_31_skip
     assert len(run.calls) == 16 and sum(len(call.played) for call in run.calls) == 31
     assert env.unwrapped.world.commands == 0  # skipped steps do not act
     assert summarize({"Rs_int": [run]})["failed_steps/unparseable"] == 1.0
+    assert summarize({"Rs_int": [run]})["placements"] == 0.0
     assert {outcome for outcome, _ in self_training_selection(run.calls)} == {"unparsed"}
 
 

@@ -388,13 +388,15 @@ def play(
 def summarize(per_scene: dict[str, list[Rollout]]) -> dict[str, Any]:
     """LLM-Personalize's success rate per scene (mean, sample std, each episode's in the order played: a list
     that pairs planners evaluated on the same episodes) and overall, with the planner's parse rate, step
-    success rate, per-plan score, planning calls per episode and the share of each failure cause among
-    steps."""
+    success rate, per-plan score, planning calls per episode, the share of each failure cause among steps,
+    and the objects put down per episode with the share of them put on a correct receptacle."""
     everything = [r for runs in per_scene.values() for r in runs]
     steps = sum(len(call.played) for r in everything for call in r.calls)
     failures = sum((r.failure_counts() for r in everything), Counter())
     calls = [call for r in everything for call in r.calls]
     by_scene = {scene: [r.metrics["success_rate"] for r in runs] for scene, runs in per_scene.items()}
+    # each object a call put down (on a receptacle, not in the hand): on one of its correct receptacles or not
+    placed = [float(name in call.correct_after) for call in calls for name, _, after in call.moves if after != "held"]
     return {
         **{f"success_rate/{scene}": _mean(values) for scene, values in by_scene.items()},
         **{f"success_rate_std/{scene}": _std(values) for scene, values in by_scene.items()},
@@ -407,6 +409,8 @@ def summarize(per_scene: dict[str, list[Rollout]]) -> dict[str, Any]:
         "plan_score": _mean([call.score for call in calls]),
         "planning_calls": _mean([len(r.calls) for r in everything]),
         **{f"failed_steps/{cause}": failures[cause] / steps if steps else 0.0 for cause in FAILURE_CAUSES},
+        "placements": len(placed) / len(everything) if everything else 0.0,
+        "placed_correctly": _mean(placed),
     }
 
 

@@ -101,12 +101,13 @@ def render_table1(rows: list[Row]) -> str:
 def render_diagnostics(rows: list[Row]) -> str:
     """Where the planners fail: how many steps parse, succeed, and why the others did not."""
     header = ["planner", "parse rate", "step success", "plan score", "calls / episode"]
-    header += [f"failed: {c}" for c in FAILURE_CAUSES]
+    header += [f"failed: {c}" for c in FAILURE_CAUSES] + ["objects put down / episode", "put down correctly"]
     lines = [
         "## Diagnostics (test and train episodes together)",
         "",
         "Shares of the steps taken (played or skipped); plan score = objects + receptacles discovered + 10 × the "
-        "change in correctly placed objects per planning call (the original's log).",
+        "change in correctly placed objects per planning call (the original's log); objects put down: by a "
+        "planning call, on a receptacle, and the share of them on one of their correct receptacles.",
         "",
         "| " + " | ".join(header) + " |",
         "|---|" + "---:|" * (len(header) - 1),
@@ -115,6 +116,7 @@ def render_diagnostics(rows: list[Row]) -> str:
         values = [_both(row, "parse_rate"), _both(row, "step_success_rate")]
         values += [_both(row, "plan_score"), _both(row, "planning_calls")]
         values += [_both(row, f"failed_steps/{c}") for c in FAILURE_CAUSES]
+        values += [_both(row, "placements"), _both(row, "placed_correctly")]
         lines.append(f"| {row.label} | " + " | ".join(f"{v:.2f}" for v in values) + " |")
     return "\n".join(lines)
 
