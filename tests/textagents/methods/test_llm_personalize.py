@@ -163,11 +163,56 @@ def test_the_planner_loop_with_the_demonstrators_plans_tidies_every_episode():
     runs = {scene: play(lambda: env, backend, [(scene, i)]) for scene in ("Merom_1_int", "Rs_int") for i in (0,)}
     result = summarize(runs)
     assert result["success_rate"] == result["success_rate/Rs_int"] == 1.0 and result["parse_rate"] == 1.0
+    assert result["episode_success/Rs_int"] == [1.0] and result["success_rate_std/Rs_int"] == 0.0
+    assert result["placements"] > 0 and result["placed_correctly"] == 1.0  # the demonstrator places as preferred
     assert result["failed_steps/unparseable"] == result["failed_steps/failed"] == 0.0
 
 
+def test_the_selection_keeps_each_raising_call_once_and_counts_why_it_left_the_others_out():
+    from textagents.methods.llm_personalize.planner import (
+        SELECTION_OUTCOMES,
+        play,
+        selection_counts,
+        self_training_selection,
+    )
+
+    env = HousekeepTextEnv(scenes=["Merom_1_int"], episode_source="llm_personalize", split="test")
+    (run,) = play(lambda: env, _DemonstratorBackend(env), [("Merom_1_int", 3)])
+    raised = [call.raised_correct_count for call in run.calls]
+    selection = self_training_selection(run.calls + run.calls)  # the same calls twice: the second are duplicates
+    outcomes = [outcome for outcome, _ in selection]
+    assert [o == "kept" for o in outcomes[: len(raised)]] == raised and any(raised)
+    assert [o == "duplicate" for o in outcomes[len(raised) :]] == raised
+    assert outcomes[0] == "moved_nothing" and outcomes[len(raised) - 1] == "moved_nothing"  # sweep, mission complete
+    assert [pair is not None for _, pair in selection] == [o == "kept" for o in outcomes]
+    counts = selection_counts([("Merom_1_int", o) for o in outcomes], ["Merom_1_int", "Rs_int"])
+    assert counts["pairs/Merom_1_int"] == counts["selection/kept"] == sum(raised) and counts["pairs/Rs_int"] == 0
+    assert counts["selection/Merom_1_int/duplicate"] == sum(raised) and counts["selection/Rs_int/duplicate"] == 0
+    assert sum(counts[f"selection/{o}"] for o in SELECTION_OUTCOMES) == 2 * len(raised)
+
+
+def test_coverage_is_the_share_of_misplaced_objects_whose_correct_placement_a_pair_shows():
+    from textagents.methods.llm_personalize.coverage import placements, preference_coverage
+
+    def make_env():
+        return HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
+
+    env = make_env()
+    env.reset(seed=7, options={"scene": "Rs_int", "episode_index": 7})
+    world = env.unwrapped.world
+    first, *others = world.misplaced_at_start
+    name = world.object_names[first]
+    correct = min(world.receptacles[r].name for r in world.correct[first])
+    where = world.receptacles[world.location[first]].name  # misplaced: not a correct receptacle
+    plan = f"go to {name}\nstep 2: pick up {name}\nstep 3: place {name} on {correct}"
+    assert placements([plan]) == {(name.lower(), correct.lower())}
+    share = 1 / (1 + len(others))
+    assert preference_coverage(make_env, [("Rs_int", 7)], placements([plan])) == {"Rs_int": share, "all": share}
+    assert preference_coverage(make_env, [("Rs_int", 7)], placements([f"place {name} on {where}"]))["all"] == 0
+
+
 def test_a_planner_that_never_names_a_command_never_acts_and_stops_after_31_skipped_steps():
-    from textagents.methods.llm_personalize.planner import play, summarize
+    from textagents.methods.llm_personalize.planner import play, self_training_selection, summarize
 
     env = HousekeepTextEnv(scenes=["Rs_int"], episode_source="llm_personalize")
     (run,) = play(lambda: env, _RamblingBackend(), [("Rs_int", 7)])
@@ -176,6 +221,8 @@ def test_a_planner_that_never_names_a_command_never_acts_and_stops_after_31_skip
     assert len(run.calls) == 16 and sum(len(call.played) for call in run.calls) == 31
     assert env.unwrapped.world.commands == 0  # skipped steps do not act
     assert summarize({"Rs_int": [run]})["failed_steps/unparseable"] == 1.0
+    assert summarize({"Rs_int": [run]})["placements"] == 0.0
+    assert {outcome for outcome, _ in self_training_selection(run.calls)} == {"unparsed"}
 
 
 class _OneRoomInTen:

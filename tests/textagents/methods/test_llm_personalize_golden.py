@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from textagents.methods.llm_personalize.plan_parser import MISSION_COMPLETE, PROMPT_PREFIX, parse_plan
-from textagents.methods.llm_personalize.planner import PlanningCall, PlanRules, play, self_training_pairs
+from textagents.methods.llm_personalize.planner import (
+    PlanningCall,
+    PlanRules,
+    play,
+    self_training_pairs,
+    self_training_selection,
+)
 from textenvs.envs.housekeep.env import HousekeepTextEnv
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -62,6 +68,21 @@ def test_self_training_keeps_the_calls_the_original_keeps():
     pairs = self_training_pairs(_call(record) for record in golden["records"])
     kept = [int(pair[1]["content"].removeprefix("call ")) for pair in pairs]
     assert sorted(kept) == sorted(golden["kept"])  # the original writes them sorted by key, we as met
+
+
+def test_the_selection_says_why_the_original_leaves_each_other_call_out():
+    golden = _golden("self_training")
+    records = golden["records"]
+    outcomes = [outcome for outcome, _ in self_training_selection(_call(record) for record in records)]
+    for record, outcome in zip(records, outcomes, strict=True):
+        diff = record["annotation"]["diff_correct_loc"]
+        if record["id"] in golden["kept"]:
+            assert outcome == "kept"
+        elif diff > 0:
+            assert outcome == "duplicate"  # raised the count, but a call with its key came first
+        else:
+            assert outcome == ("lowered" if diff < 0 else "moved_unchanged"), record["id"]
+    assert outcomes.count("kept") == len(golden["kept"]) and outcomes.count("duplicate") == 2
 
 
 def test_self_training_targets_are_the_raw_steps_as_the_original_writes_them():

@@ -3,6 +3,7 @@ round, datasets and models saved in the run, Table 1 in the report, resume."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -25,6 +26,15 @@ def test_the_smoke_run_imitates_then_self_trains(tmp_path, tiny_models):
     assert first["loss_last"] < first["loss_first"]
     assert [(r["kind"], r["iteration"]) for r in records] == [("train", 1), ("eval", 1), ("train", 2), ("eval", 2)]
     assert {"test/success_rate", "train/success_rate", "test/parse_rate"} <= records[1].keys()
+    assert first["pairs/Pomaria_2_int"] == first["pairs"]
+    assert len(records[1]["test/episode_success/Pomaria_2_int"]) == 1  # smoke: one episode per split
+    self_training = records[2]
+    assert self_training["rollouts"] == 1 and self_training["planning_calls"] > 0
+    assert self_training["selection/kept"] == self_training["pairs"] == self_training["pairs/Pomaria_2_int"]
+    assert 0 <= first["coverage/test"] == first["coverage/test/Pomaria_2_int"] <= 1
+    assert self_training["coverage/train"] >= first["coverage/train"]  # the pairs only add placements
+    outcomes = [k for k in self_training if k.startswith("selection/") and k.count("/") == 1]
+    assert sum(self_training[k] for k in outcomes) == self_training["planning_calls"]
     imitation = (out / "datasets" / "imitation_train.jsonl").read_text().splitlines()
     assert imitation and json.loads(imitation[0])["messages"][0]["content"] == "You are a one-handed household robot."
     assert (out / "datasets" / "self_training_1.jsonl").is_file()
@@ -33,6 +43,12 @@ def test_the_smoke_run_imitates_then_self_trains(tmp_path, tiny_models):
     assert (
         "## Table 1" in report and "| zero-shot |" in report and "| IL |" in report and "| ST iteration 1 |" in report
     )
+    kept = f"{self_training['pairs/Pomaria_2_int']} | {self_training['pairs']} | {self_training['selection/kept']} |"
+    assert (
+        "## Training pairs per round" in report
+        and f"| ST iteration 1 | 1 | {records[2]['planning_calls']} | " in report
+    )
+    assert kept in report
     chats = [json.loads(line) for line in (out / "llm_calls.jsonl").read_text().splitlines()]
     sampling = {k: v for k, v in next(c for c in chats if c["kind"] == "chat")["request"].items() if k != "messages"}
     assert sampling | {"seed": 0} == {  # the original's sampling_params (igib_v2_nav_sp.yaml)
@@ -82,6 +98,22 @@ def test_a_model_that_the_chosen_fine_tuning_cannot_train_is_refused_before_any_
         )
 
 
+def test_the_cpu_config_keeps_the_papers_loop_and_names_each_cut_in_its_header():
+    cpu_yaml = SMOKE.with_name("cpu.yaml")
+    cpu, paper = (
+        load_config(LLMPersonalizeConfig, cpu_yaml),
+        load_config(LLMPersonalizeConfig, SMOKE.with_name("paper.yaml")),
+    )
+    kept = ("train_demonstrations", "validation_demonstrations", "command_budget", "max_new_tokens", "epochs")
+    assert [getattr(cpu, name) for name in kept] == [getattr(paper, name) for name in kept] == [10, 2, 150, 256, 1.0]
+    assert cpu.sampling() == paper.sampling() and cpu.plan_rules() == paper.plan_rules()
+    assert cpu.rollout_backend == "llamacpp" and set(cpu.baselines) == {"saycan", "sayplan"}
+    assert cpu.eval_episodes * 2 * len(cpu.scenes) >= 80  # at least 80 evaluation episodes per planner and seed
+    header = "".join(line for line in cpu_yaml.read_text().splitlines(keepends=True) if line.startswith("#"))
+    changed = [f.name for f in dataclasses.fields(cpu) if getattr(cpu, f.name) != getattr(paper, f.name)]
+    assert changed and [name for name in changed if f" {name} " not in header and f" {name}," not in header] == []
+
+
 def test_bad_settings_are_refused(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("scenes: []\n")
@@ -94,10 +126,27 @@ def test_bad_settings_are_refused(tmp_path):
         ("parser: loose", r"parser must be one of \['original', 'lenient'\], got 'loose'"),
         ("presence_penalty: 2.5", r"frequency_penalty and presence_penalty must be in \[-2, 2\], got 0.2, 2.5"),
         ("fail_threshold: -1", "fail_threshold must be >= 0, got -1"),
+        ("baseline_eval_episodes: 6", r"baseline_eval_episodes must be in 1..eval_episodes \(5\) or unset, got 6"),
+        ("baseline_command_budget: 0", "baseline_command_budget must be >= 1 or unset, got 0"),
     ):
         path.write_text(line + "\n")
         with pytest.raises(ConfigError, match=message):
             load_config(LLMPersonalizeConfig, path)
+
+
+def test_the_baselines_play_the_first_evaluation_episodes_with_their_own_budget(tmp_path, tiny_models):
+    config = tmp_path / "baselines.yaml"
+    smoke = SMOKE.read_text().replace("iterations: 2", "iterations: 1").replace("eval_episodes: 1", "eval_episodes: 2")
+    config.write_text(smoke + "baseline_eval_episodes: 1\nbaseline_command_budget: 2\n")
+    out = tmp_path / "run"
+    run_method("llm_personalize", config, out, llm=LLMChoice(model=str(tiny_models.causal)), progress=False)
+    first = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
+    assert first["zero_shot/test/episodes"] == first["zero_shot/train/episodes"] == 2
+    for baseline in ("saycan", "sayplan"):
+        assert first[f"{baseline}/test/episodes"] == first[f"{baseline}/train/episodes"] == 1
+        assert len(first[f"{baseline}/test/episode_success/Pomaria_2_int"]) == 1
+    # one command a call: no call past 2 steps (smoke.yaml's command_budget 6 would allow 7)
+    assert first["saycan/test/planning_calls"] <= 3 and first["saycan/train/planning_calls"] <= 3
 
 
 def test_replaying_a_recorded_run_reproduces_its_metrics_exactly(tmp_path, tiny_models):
@@ -120,6 +169,30 @@ def test_replaying_a_recorded_run_reproduces_its_metrics_exactly(tmp_path, tiny_
             recorded / "datasets" / f"{name}.jsonl"
         ).read_text()
     assert not (replayed / "models").exists()  # nothing was trained
+
+
+def test_a_run_resumed_with_more_iterations_continues_where_it_stopped_as_an_uninterrupted_run(tmp_path, tiny_models):
+    llm = LLMChoice(model=str(tiny_models.causal))
+    whole, extended = tmp_path / "whole", tmp_path / "extended"
+    run_method("llm_personalize", SMOKE, whole, llm=llm, progress=False)
+    shorter = tmp_path / "one_iteration.yaml"
+    shorter.write_text(SMOKE.read_text().replace("iterations: 2", "iterations: 1"))
+    run_method("llm_personalize", shorter, extended, llm=llm, progress=False)
+    imitation = (extended / "datasets" / "imitation_train.jsonl").stat().st_mtime_ns
+    run_method("llm_personalize", SMOKE, extended, llm=llm, progress=False, resume=True)
+
+    def records(run):
+        lines = (run / "metrics.jsonl").read_text().splitlines()
+        return [{k: v for k, v in json.loads(line).items() if k != "time"} for line in lines]
+
+    def calls(run):
+        lines = (run / "llm_calls.jsonl").read_text().splitlines()
+        return [(record["key"], record["response"]) for record in map(json.loads, lines)]
+
+    assert records(extended) == records(whole)  # iteration 2 once, as without the stop
+    assert calls(extended) == calls(whole)  # iteration 1's evaluations were not played again
+    assert (extended / "datasets" / "imitation_train.jsonl").stat().st_mtime_ns == imitation
+    assert json.loads((extended / "config.json").read_text())["config"]["iterations"] == 2
 
 
 def test_table1_says_when_a_self_training_round_selected_no_pairs():

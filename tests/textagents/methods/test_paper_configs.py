@@ -354,6 +354,8 @@ LLM_PERSONALIZE = [
     Setting("validation_demonstrations", 2, "experiments/bt_6_m1_train_pair/info.yaml (num_valid_episodes)"),
     Setting("self_training_rollouts", 80, f"{LP_ST} cell 3 (every log with index mod 25 >= 5: 80 of 100)"),
     Setting("eval_episodes", 80, f"{LP_EVAL} cell 4 (every log: 20 test and 80 train a scene)"),
+    Setting("baseline_eval_episodes", None, f"{LP_EVAL} cell 4 (the baselines' logs: every episode, as the planner's)"),
+    Setting("baseline_command_budget", None, f"{LP_YAML}:201 (one prompt_threshold, the baselines' too)"),
     Setting("sampling.max_tokens", 256, f"{LP_YAML}:245", covers=("max_new_tokens",)),
     Setting("sampling.temperature", 1.0, f"{LP_YAML}:246", covers=("temperature",)),
     Setting("sampling.top_p", 0.9, f"{LP_YAML}:247", covers=("top_p",)),

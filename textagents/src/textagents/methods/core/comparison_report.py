@@ -76,10 +76,11 @@ def write_comparison(out: Path, method: str, key: str, arms: Sequence[Arm], allo
     cls = method_class(method)
     states = {run.name: run_code_states(read_config(run)) for arm in arms for run in arm.runs.values()}
     pooled = check_pooled(states, allow_mixed_code)
+    runs = {arm.label: {seed: read_records(run) for seed, run in sorted(arm.runs.items())} for arm in arms}
     panels: dict[str, Panel] = {}
     for arm in arms:
-        for seed, run in sorted(arm.runs.items()):
-            for name, points in cls.comparison_curves(read_records(run)).items():
+        for seed, records in runs[arm.label].items():
+            for name, points in cls.comparison_curves(records).items():
                 panel = panels.setdefault(name, Panel(name, {}))
                 panel.curves.setdefault(arm.label, {})[seed] = list(points)
     seeds = sorted({seed for arm in arms for seed in arm.runs})
@@ -96,6 +97,8 @@ def write_comparison(out: Path, method: str, key: str, arms: Sequence[Arm], allo
         "",
         *_code_section(states, pooled),
     ]
+    for section in cls.comparison_sections(runs, out):
+        lines += [section.rstrip(), ""]
     for panel in panels.values():
         lines += _panel_section(panel, key, [a.label for a in arms], cls.comparison_x)
     _plot_curves(out / f"{COMPARISON}.png", panels, cls.comparison_x)

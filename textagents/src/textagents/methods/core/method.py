@@ -72,5 +72,11 @@ class Method(ABC):
                     curves.setdefault(key, []).append((record["iteration"], value))
         return curves
 
+    @staticmethod
+    def comparison_sections(runs: dict[str, dict[int, list[dict[str, Any]]]], out: Path) -> list[str]:
+        """The method's own markdown for ``comparison.md``, from every run's metrics (arm label -> seed ->
+        records), its figures written into ``out``: e.g. the paper's table with error bars over seeds."""
+        return []
+
     def close(self) -> None:  # noqa: B027  (optional hook: most methods hold nothing to release)
         """Release what the method holds (env workers, models)."""

@@ -28,7 +28,9 @@ class LLMPersonalizeConfig(MethodConfig):
     ``lora_r``) or full, ``learning_rate``, ``epochs``, ``batch_size``, ``max_length`` tokens. Planning:
     ``max_new_tokens`` per plan, sampled at ``temperature`` with ``top_p`` (the paper's 1.0 and 0.9),
     ``command_budget`` per episode, at most ``max_steps_per_plan`` steps.
-    ``baselines`` (SayCan, SayPlan-style replanning) are evaluated once, beside the zero-shot planner.
+    ``baselines`` (SayCan, SayPlan-style replanning) are evaluated once, beside the zero-shot planner, on the
+    first ``baseline_eval_episodes`` of each scene's evaluation episodes per split (None: all of them), with
+    ``baseline_command_budget`` steps per episode (None: ``command_budget``).
     ``fine_tuning``: ``local`` (trl on the transformers model) or ``openai`` (OpenAI's fine-tuning API, its
     job's status checked every ``openai_poll_s`` seconds).
     ``rollout_backend``: the planner's and SayPlan's generation on the run's transformers model
@@ -61,6 +63,8 @@ class LLMPersonalizeConfig(MethodConfig):
     parser: str = "original"
     fail_threshold: int = FAIL_THRESHOLD
     baselines: tuple[str, ...] = ("saycan", "sayplan")
+    baseline_eval_episodes: int | None = None
+    baseline_command_budget: int | None = None
     fine_tuning: str = "local"
     openai_poll_s: float = 30.0
     rollout_backend: str = "transformers"
@@ -101,6 +105,13 @@ class LLMPersonalizeConfig(MethodConfig):
             "command_budget",
             "max_steps_per_plan",
         )
+        if self.baseline_eval_episodes is not None and not 1 <= self.baseline_eval_episodes <= self.eval_episodes:
+            raise ValueError(
+                f"baseline_eval_episodes must be in 1..eval_episodes ({self.eval_episodes}) or unset, got "
+                f"{self.baseline_eval_episodes}"
+            )
+        if self.baseline_command_budget is not None and self.baseline_command_budget < 1:
+            raise ValueError(f"baseline_command_budget must be >= 1 or unset, got {self.baseline_command_budget}")
         if self.validation_demonstrations < 0:
             raise ValueError(f"validation_demonstrations must be >= 0, got {self.validation_demonstrations}")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
@@ -160,5 +171,9 @@ class LLMPersonalizeConfig(MethodConfig):
             "presence_penalty": self.presence_penalty,
         }
 
-    def plan_rules(self) -> PlanRules:
-        return PlanRules(self.parser, self.max_steps_per_plan, self.command_budget, self.fail_threshold)
+    def plan_rules(self, variant: str = "planner") -> PlanRules:
+        """How ``variant`` (``planner.VARIANTS``) reads and takes plans: the baselines with their own budget."""
+        budget = self.command_budget
+        if variant != "planner" and self.baseline_command_budget is not None:
+            budget = self.baseline_command_budget
+        return PlanRules(self.parser, self.max_steps_per_plan, budget, self.fail_threshold)

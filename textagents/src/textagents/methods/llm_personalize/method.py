@@ -21,11 +21,25 @@ from textagents.llm.record import RecordingBackend, ReplayBackend
 from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.run_dir import Checkpoint
 from textagents.methods.llm_personalize.config import LLMPersonalizeConfig
+from textagents.methods.llm_personalize.coverage import placements, preference_coverage, trained_plans
 from textagents.methods.llm_personalize.demonstrations import Pair, select_demonstrations
 from textagents.methods.llm_personalize.finetune import FinetuneSettings, finetune
 from textagents.methods.llm_personalize.openai_finetune import OpenAIFineTuner, export_chat_jsonl
-from textagents.methods.llm_personalize.planner import Rollout, play, self_training_pairs, summarize
-from textagents.methods.llm_personalize.report import plot_table1, render_diagnostics, render_table1, table1_rows
+from textagents.methods.llm_personalize.planner import (
+    Rollout,
+    play,
+    selection_counts,
+    self_training_selection,
+    summarize,
+)
+from textagents.methods.llm_personalize.report import (
+    plot_table1,
+    render_diagnostics,
+    render_selection,
+    render_table1,
+    table1_over_seeds,
+    table1_rows,
+)
 from textagents.methods.llm_personalize.rollout_backend import BASE_MODEL_DIR, LlamaCppPlanner
 from textagents.methods.llm_personalize.served import ServedPlanner, served_planner
 from textenvs.envs.housekeep.env import HousekeepTextEnv
@@ -36,6 +50,7 @@ class LLMPersonalizeMethod(Method):
     name = "llm_personalize"
     summary = "LLM-Personalize: a Housekeep planner, imitation of the demonstrator, reinforced self-training"
     config_class = LLMPersonalizeConfig
+    comparison_x = "fine-tunings (0 zero-shot, 1 IL, k > 1 self-training round k - 1)"
 
     def __init__(self, config: LLMPersonalizeConfig, context: RunContext):
         super().__init__(config, context)
@@ -124,9 +139,13 @@ class LLMPersonalizeMethod(Method):
 
     def _llamacpp_planner(self) -> LlamaCppPlanner:
         if self._llamacpp is None:
+            import torch
+
             llm = self.context.llm()
             record = llm.path if isinstance(llm, RecordingBackend) else None
-            self._llamacpp = LlamaCppPlanner(self.config.model, self.config.rollout_gguf, record)
+            # the run's --threads (torch's), not llama.cpp's default of every core: runs side by side share them
+            threads = torch.get_num_threads()
+            self._llamacpp = LlamaCppPlanner(self.config.model, self.config.rollout_gguf, record, threads)
         return self._llamacpp
 
     def _play(self, jobs: list[tuple[str, int]], variant: str = "planner") -> list[Rollout]:
@@ -137,7 +156,7 @@ class LLMPersonalizeMethod(Method):
             variant=variant,
             seed=self.config.seed,
             sampling=self.config.sampling(),
-            rules=self.config.plan_rules(),
+            rules=self.config.plan_rules(variant),
         )
 
     def _make_env(self) -> HousekeepTextEnv:
@@ -146,36 +165,63 @@ class LLMPersonalizeMethod(Method):
     def train_iteration(self, iteration: int) -> dict[str, Any]:
         if iteration == 1:
             self._tuned_backend()  # fail now, before the evaluations, when the model cannot be fine-tuned
-            before = {}
-            for variant, label in (("planner", "zero_shot"), *((b, b) for b in self.config.baselines)):
-                before.update({f"{label}/{k}": v for k, v in self._evaluate(variant).items()})
+            before = {f"zero_shot/{k}": v for k, v in self._evaluate("planner").items()}
+            for baseline in self.config.baselines:
+                episodes = self.config.baseline_eval_episodes
+                before.update({f"{baseline}/{k}": v for k, v in self._evaluate(baseline, episodes).items()})
             chosen = select_demonstrations(
                 self.config.scenes, self.config.train_demonstrations, self.config.validation_demonstrations
             )
             pairs = [p for scene in self.config.scenes for p in chosen.train[scene]]
             dataset = self._save_dataset("imitation_train", pairs)
             self._save_dataset("imitation_validation", [p for s in self.config.scenes for p in chosen.validation[s]])
-            return {**before, "pairs": len(pairs), **self._finetune(pairs, dataset, iteration, self.config.epochs)}
+            per_scene = {f"pairs/{scene}": len(chosen.train[scene]) for scene in self.config.scenes}
+            finetuned = self._finetune(pairs, dataset, iteration, self.config.epochs)
+            return {**before, "pairs": len(pairs), **per_scene, **self._coverage(iteration), **finetuned}
         indices = paper_split_indices("train")[: self.config.self_training_rollouts]
-        rollouts = self._play([(scene, index) for scene in self.config.scenes for index in indices])
-        pairs = self_training_pairs(call for run in rollouts for call in run.calls)
-        dataset = self._save_dataset(f"self_training_{iteration - 1}", pairs)
+        jobs = [(scene, index) for scene in self.config.scenes for index in indices]
+        rollouts = self._play(jobs)
         calls = [call for run in rollouts for call in run.calls]
+        scenes = [scene for (scene, _), run in zip(jobs, rollouts, strict=True) for _ in run.calls]
+        selection = self_training_selection(calls)
+        pairs = [pair for _, pair in selection if pair is not None]
+        dataset = self._save_dataset(f"self_training_{iteration - 1}", pairs)
         metrics = {
             "rollout_success_rate": sum(r.metrics["success_rate"] for r in rollouts) / len(rollouts),
             "rollout_plan_score": sum(call.score for call in calls) / max(1, len(calls)),
+            "rollouts": len(rollouts),
+            "planning_calls": len(calls),
+            "steps": sum(len(call.played) for call in calls),
             "pairs": len(pairs),
+            **selection_counts(zip(scenes, (outcome for outcome, _ in selection), strict=True), self.config.scenes),
+            **self._coverage(iteration),
         }
         if pairs:
             metrics.update(self._finetune(pairs, dataset, iteration, 1.0))
         return metrics
 
+    def _coverage(self, iteration: int) -> dict[str, float]:
+        """Of the evaluation episodes' misplaced objects, the share whose correct placement is in a pair the
+        planner has been trained on by the end of ``iteration`` (``coverage.py``), per split and scene."""
+        names = ["imitation_train", *(f"self_training_{k}" for k in range(1, iteration))]
+        plans = trained_plans([self.context.run_dir / "datasets" / f"{name}.jsonl" for name in names])
+        placed = placements(plans)
+        result = {}
+        for split in ("test", "train"):
+            indices = paper_split_indices(split)[: self.config.eval_episodes]
+            jobs = [(scene, index) for scene in self.config.scenes for index in indices]
+            for key, share in preference_coverage(self._make_env, jobs, placed).items():
+                result[f"coverage/{split}" if key == "all" else f"coverage/{split}/{key}"] = share
+        return result
+
     def evaluate(self) -> dict[str, Any]:
         return self._evaluate("planner")
 
-    def _evaluate(self, variant: str) -> dict[str, Any]:
-        """The first ``eval_episodes`` of each scene's train and test split, played together."""
-        splits = {split: paper_split_indices(split)[: self.config.eval_episodes] for split in ("train", "test")}
+    def _evaluate(self, variant: str, episodes: int | None = None) -> dict[str, Any]:
+        """The first ``episodes`` (default ``eval_episodes``) of each scene's train and test split, played
+        together."""
+        count = episodes or self.config.eval_episodes
+        splits = {split: paper_split_indices(split)[:count] for split in ("train", "test")}
         jobs = [(split, scene, i) for split, indices in splits.items() for scene in self.config.scenes for i in indices]
         runs = self._play([(scene, i) for _, scene, i in jobs], variant)
         result = {}
@@ -225,4 +271,26 @@ class LLMPersonalizeMethod(Method):
         if not rows:
             return []
         plot = plot_table1(rows, self.context.run_dir / "table1.png")
-        return [render_table1(rows), f"![Table 1, ours beside the paper's]({plot.name})", render_diagnostics(rows)]
+        table = [render_table1(rows), f"![Table 1, ours beside the paper's]({plot.name})", render_diagnostics(rows)]
+        return [*table, render_selection({self.config.seed: metrics})]
+
+    @staticmethod
+    def comparison_curves(metrics: list[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
+        """Success over the fine-tunings, test and train: the zero-shot planner at 0, then each evaluation."""
+        first = next((r for r in metrics if r.get("kind") == "train" and r.get("iteration") == 1), {})
+        evaluations = [r for r in metrics if r.get("kind") == "eval"]
+        curves = {}
+        for split in ("test", "train"):
+            key = f"{split}/success_rate"
+            points = [(0.0, first[f"zero_shot/{key}"])] if f"zero_shot/{key}" in first else []
+            curves[key] = points + [(float(r["iteration"]), r[key]) for r in evaluations if key in r]
+        return curves
+
+    @staticmethod
+    def comparison_sections(runs: dict[str, dict[int, list[dict[str, Any]]]], out: Path) -> list[str]:
+        """Table 1 over the seeds of each compared value, with its claims, diagnostics and plot."""
+        sections = []
+        for index, (label, by_seed) in enumerate(runs.items()):
+            plot = out / ("success_by_round.png" if len(runs) == 1 else f"success_by_round_{index}.png")
+            sections += table1_over_seeds(by_seed, plot, f" ({label})")
+        return sections

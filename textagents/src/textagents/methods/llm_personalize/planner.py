@@ -105,23 +105,71 @@ class PlanningCall:
         return [text for text, (command, ok) in taken if ok and command != MISSION_COMPLETE]
 
 
-def self_training_pairs(calls: Iterable[PlanningCall]) -> list[Pair]:
-    """The original's self-training data (``experiments/annotate_gpt3_pair.ipynb``): the calls that raised the
-    number of correctly placed objects, the first of each ``dedup_key``, each as the prompt it logged (without
-    the ``step 1:`` that the model was sent after it) and its succeeded steps' raw text as the plan."""
-    pairs: list[Pair] = []
+#: What the original's self-training selection did with a planning call, in the order its rule decides:
+#: the correct count lowered, unchanged with no step parsed, unchanged with nothing moved, unchanged though
+#: objects moved, raised but no step succeeded (only ``mission complete``), raised but a call with the same
+#: ``dedup_key`` came first, or kept.
+SELECTION_OUTCOMES = (
+    "lowered",
+    "unparsed",
+    "moved_nothing",
+    "moved_unchanged",
+    "no_succeeded_step",
+    "duplicate",
+    "kept",
+)
+
+
+def selection_outcome(call: PlanningCall, seen: set[tuple]) -> str:
+    """Which of ``SELECTION_OUTCOMES`` the original's selection gives ``call``, given the ``dedup_key``s
+    kept so far (``seen``, updated when the call is kept)."""
+    if not call.raised_correct_count:
+        if len(call.correct_after) < len(call.correct_before):
+            return "lowered"
+        if all(command is None for command, _ in call.played):
+            return "unparsed"
+        return "moved_unchanged" if call.moves else "moved_nothing"
+    if not call.succeeded_steps():
+        return "no_succeeded_step"
+    if call.dedup_key in seen:
+        return "duplicate"
+    seen.add(call.dedup_key)
+    return "kept"
+
+
+def self_training_selection(calls: Iterable[PlanningCall]) -> list[tuple[str, Pair | None]]:
+    """The original's self-training data (``experiments/annotate_gpt3_pair.ipynb``), with each call's
+    ``selection_outcome``: the calls that raised the number of correctly placed objects, the first of each
+    ``dedup_key``, each as the prompt it logged (without the ``step 1:`` that the model was sent after it)
+    and its succeeded steps' raw text as the plan; None for the calls left out."""
     seen: set[tuple] = set()
+    selection: list[tuple[str, Pair | None]] = []
     for call in calls:
-        done = call.succeeded_steps()
-        if not call.raised_correct_count or not done or call.dedup_key in seen:
+        outcome = selection_outcome(call, seen)
+        if outcome != "kept":
+            selection.append((outcome, None))
             continue
-        seen.add(call.dedup_key)
         system, user = call.messages[:2]
         prompt = user["content"].removesuffix(PROMPT_PREFIX)
-        pairs.append(
-            [dict(system), {"role": "user", "content": prompt}, {"role": "assistant", "content": format_plan(done)}]
-        )
-    return pairs
+        answer = {"role": "assistant", "content": format_plan(call.succeeded_steps())}
+        selection.append((outcome, [dict(system), {"role": "user", "content": prompt}, answer]))
+    return selection
+
+
+def selection_counts(outcomes: Iterable[tuple[str, str]], scenes: Sequence[str]) -> dict[str, int]:
+    """A self-training round's diagnostics from each call's (scene, ``selection_outcome``): the pairs kept
+    per scene (``pairs/SCENE``) and the calls of each outcome, in all (``selection/OUTCOME``) and per scene
+    (``selection/SCENE/OUTCOME``)."""
+    counts = Counter(outcomes)
+    result = {f"pairs/{scene}": counts[scene, "kept"] for scene in scenes}
+    result |= {f"selection/{o}": sum(counts[s, o] for s in scenes) for o in SELECTION_OUTCOMES}
+    result |= {f"selection/{s}/{o}": counts[s, o] for s in scenes for o in SELECTION_OUTCOMES}
+    return result
+
+
+def self_training_pairs(calls: Iterable[PlanningCall]) -> list[Pair]:
+    """The pairs ``self_training_selection`` keeps, in the calls' order."""
+    return [pair for _, pair in self_training_selection(calls) if pair is not None]
 
 
 @dataclass
@@ -338,17 +386,21 @@ def play(
 
 
 def summarize(per_scene: dict[str, list[Rollout]]) -> dict[str, Any]:
-    """LLM-Personalize's success rate per scene and overall, with the planner's parse rate, step success
-    rate, per-plan score, planning calls per episode and the share of each failure cause among steps."""
+    """LLM-Personalize's success rate per scene (mean, sample std, each episode's in the order played: a list
+    that pairs planners evaluated on the same episodes) and overall, with the planner's parse rate, step
+    success rate, per-plan score, planning calls per episode, the share of each failure cause among steps,
+    and the objects put down per episode with the share of them put on a correct receptacle."""
     everything = [r for runs in per_scene.values() for r in runs]
     steps = sum(len(call.played) for r in everything for call in r.calls)
     failures = sum((r.failure_counts() for r in everything), Counter())
     calls = [call for r in everything for call in r.calls]
+    by_scene = {scene: [r.metrics["success_rate"] for r in runs] for scene, runs in per_scene.items()}
+    # each object a call put down (on a receptacle, not in the hand): on one of its correct receptacles or not
+    placed = [float(name in call.correct_after) for call in calls for name, _, after in call.moves if after != "held"]
     return {
-        **{
-            f"success_rate/{scene}": _mean([r.metrics["success_rate"] for r in runs])
-            for scene, runs in per_scene.items()
-        },
+        **{f"success_rate/{scene}": _mean(values) for scene, values in by_scene.items()},
+        **{f"success_rate_std/{scene}": _std(values) for scene, values in by_scene.items()},
+        **{f"episode_success/{scene}": values for scene, values in by_scene.items()},
         "success_rate": _mean([r.metrics["success_rate"] for r in everything]),
         "success_rate_std": _std([r.metrics["success_rate"] for r in everything]),
         "episodes": len(everything),
@@ -357,6 +409,8 @@ def summarize(per_scene: dict[str, list[Rollout]]) -> dict[str, Any]:
         "plan_score": _mean([call.score for call in calls]),
         "planning_calls": _mean([len(r.calls) for r in everything]),
         **{f"failed_steps/{cause}": failures[cause] / steps if steps else 0.0 for cause in FAILURE_CAUSES},
+        "placements": len(placed) / len(everything) if everything else 0.0,
+        "placed_correctly": _mean(placed),
     }
 
 
