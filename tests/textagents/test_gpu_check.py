@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-CHECK = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu" / "check.py"
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def check():
-    spec = importlib.util.spec_from_file_location("gpu_check", CHECK)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/gpu/check.py", "gpu_check")
 
 
 @pytest.mark.parametrize(("part", "rate"), [("ellm", "frames_per_s"), ("lgqd", "samples_per_s")])

@@ -3,24 +3,18 @@ agreement metrics on hand-made models, the outcomes of BK-Code's check, resuming
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.scripts import load_script
 from textagents.llm.accounting import TokenUsage
-
-PROBE_SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "llm_probe" / "probe.py"
 
 
 @pytest.fixture(scope="module")
 def probe():
-    spec = importlib.util.spec_from_file_location("llm_probe", PROBE_SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["llm_probe"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
+    module = load_script("benchmarks/llm_probe/probe.py", "llm_probe")
     yield module
     del sys.modules["llm_probe"]
 

@@ -5,16 +5,15 @@ Q values move with the online encoder between syncs (golden ``ellm_target.json``
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 import torch
 
+from tests.scripts import load_script
 from textagents.methods.ellm.dqn import DQNAgent, DQNSettings, double_dqn_loss
 
-ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = json.loads((Path(__file__).resolve().parent / "golden" / "ellm_target.json").read_text())
 RUN = GOLDEN["run"]
 HEADS = ("value.", "advantage.")
@@ -22,11 +21,7 @@ HEADS = ("value.", "advantage.")
 
 def _golden_script():
     """The script that made the golden file, for its weight recipe and batch (it imports nothing else)."""
-    path = ROOT / "benchmarks" / "methods" / "ellm" / "golden" / "make_golden.py"
-    spec = importlib.util.spec_from_file_location("ellm_make_golden", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/methods/ellm/golden/make_golden.py", "ellm_make_golden")
 
 
 def _ours(name: str) -> str:

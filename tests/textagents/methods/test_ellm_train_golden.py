@@ -6,24 +6,20 @@ training carry such differences on: there, make the golden file again from 77016
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.scripts import load_script
+
 GOLDEN = json.loads((Path(__file__).resolve().parent / "golden" / "ellm_train.json").read_text())
 RTOL = 1e-6
 
 
 def _golden_script():
-    path = ROOT / "benchmarks" / "methods" / "ellm" / "golden" / "make_train_golden.py"
-    spec = importlib.util.spec_from_file_location("ellm_make_train_golden", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/methods/ellm/golden/make_train_golden.py", "ellm_make_train_golden")
 
 
 @pytest.fixture(scope="module")
