@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.textagents.json_reply import send_json
 from tests.textenvs.corridor_env import CORRIDOR_ID
 from textagents.cli import main
 from textagents.methods.core.config import ConfigError, MethodConfig
@@ -41,12 +42,7 @@ class CompletionsHandler(BaseHTTPRequestHandler):
         choices = [
             {"index": i, "text": "go right", "finish_reason": "stop", "logprobs": logprobs} for i in range(len(prompts))
         ]
-        body = json.dumps({"id": "c", "object": "text_completion", "created": 0, "model": "m", "choices": choices})
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body.encode())
+        send_json(self, {"id": "c", "object": "text_completion", "created": 0, "model": "m", "choices": choices})
 
     def log_message(self, format: str, *args: object) -> None:
         pass

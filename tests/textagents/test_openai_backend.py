@@ -7,6 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tests.textagents.json_reply import send_json
 from textagents.llm import LLMRequestError, OpenAIBackend
 
 COMPLETION = {
@@ -39,12 +40,7 @@ class _Scripted(BaseHTTPRequestHandler):
     def do_POST(self):
         self.server.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
         status, body = self.server.script.pop(0)
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, body, status)
 
 
 @pytest.fixture

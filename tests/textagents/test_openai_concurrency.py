@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tests.textagents.json_reply import send_json
 from textagents.llm import CachedBackend, LLMRequestError, OpenAIBackend, ResponseCache, TokenUsage
 from textagents.llm.server import ModelHTTPServer
 
@@ -118,12 +119,7 @@ class _Waiting(BaseHTTPRequestHandler):
             status, body = 400, _error(f"{server.hold} requests were never in flight together")
         with server.lock:  # before answering: the client's next request cannot arrive before this one left
             server.in_flight -= 1
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, body, status)
 
     def _answer(self, question: str) -> tuple[int, dict]:
         if question in self.server.refuse:

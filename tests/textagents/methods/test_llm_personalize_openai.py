@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.textagents.json_reply import send_json
 from textagents.methods.core.runner import LLMChoice, run_method
 from textagents.methods.llm_personalize.openai_finetune import OpenAIFineTuner, check_chat_pair, export_chat_jsonl
 
@@ -60,18 +61,10 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def _send(self, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_GET(self):
         job = next(j for j in self.server.jobs if self.path.endswith(j["id"]))
         job["checks"] += 1
-        self._send(_job(self.server, job))
+        send_json(self, _job(self.server, job))
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -81,7 +74,8 @@ class _Handler(BaseHTTPRequestHandler):
             payload = part.split(b"\r\n--", 1)[0]
             file_id = f"file-{len(self.server.files)}"
             self.server.files[file_id] = payload
-            return self._send(
+            return send_json(
+                self,
                 {
                     "id": file_id,
                     "object": "file",
@@ -90,15 +84,16 @@ class _Handler(BaseHTTPRequestHandler):
                     "filename": "x.jsonl",
                     "purpose": "fine-tune",
                     "status": "processed",
-                }
+                },
             )
         request = json.loads(body)
         if self.path.endswith("/fine_tuning/jobs"):
             job = {**request, "id": f"ftjob-{len(self.server.jobs)}", "checks": 0}
             self.server.jobs.append(job)
-            return self._send(_job(self.server, job))
+            return send_json(self, _job(self.server, job))
         self.server.chat_models.append(request["model"])
-        self._send(
+        send_json(
+            self,
             {
                 "id": "c",
                 "object": "chat.completion",
@@ -106,7 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "model": request["model"],
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": PLAN}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            }
+            },
         )
 
 
