@@ -110,16 +110,19 @@ def test_uniform_goals_and_suggestion_quality():
 
 
 class _Backend:
+    """Answers ``answer``, or ``answers[seed]`` when given: one answer per sampling seed."""
+
     model_name = "scripted"
 
-    def __init__(self, answer):
+    def __init__(self, answer=None, answers=None):
         from textagents.llm import TokenUsage
 
-        self.answer, self.prompts, self.usage = answer, [], TokenUsage()
+        self.answer, self.answers, self.prompts, self.seeds, self.usage = answer, answers, [], [], TokenUsage()
 
     def generate(self, prompts, **sampling):
         self.prompts += prompts
-        return [self.answer] * len(prompts)
+        self.seeds.append(sampling.get("seed"))
+        return [self.answers[sampling["seed"]] if self.answers else self.answer] * len(prompts)
 
 
 def test_llm_goals_are_cached_per_prompt():
@@ -140,6 +143,20 @@ def test_a_voided_answer_is_not_cached_and_the_llm_is_asked_again():
     assert lenient.suggest(caption) == ["chop tree"] == lenient.suggest(caption) and lenient.calls == 1
     with pytest.raises(ValueError, match="parsing must be one of"):
         LLMGoals(backend, parsing="loose")
+
+
+def test_a_prompt_asked_again_after_a_voided_answer_draws_a_new_answer():
+    """The original's API sampled anew on each call; with a fixed seed the voided answer would come back forever."""
+    cut_after_a_newline = "- Sleep\n- Sleep\n"  # an answer cut at the token limit: the empty last line voids it
+    backend = _Backend(answers={0: cut_after_a_newline, 1: cut_after_a_newline, 2: "- Sleep\n- Chop tree"})
+    source = LLMGoals(backend)
+    caption = _caption("you see tree.")
+    assert source.suggest(caption) == [] == source.suggest(caption)
+    assert source.suggest(caption) == ["sleep", "chop tree"] == source.suggest(caption)
+    assert backend.seeds == [0, 1, 2] and source.malformed == 2 and not source.voided
+    unseeded = _Backend(cut_after_a_newline)
+    LLMGoals(unseeded, sampling={"temperature": 0.1}).suggest(caption)
+    assert unseeded.seeds == [None]
 
 
 _SEEN: dict[str, int] = {}

@@ -119,7 +119,11 @@ class LLMGoals:
     """Goals from ``backend`` for ELLM's prompt (``prompt_source``: ours or the original's), cached per
     prompt. ``parsing`` (``prompt.PARSING``): ``original``, where an answer with a line that is not a bullet
     gives no goal and is not cached (the next visit asks again), or ``lenient``. Counts calls, cache hits
-    and malformed answers."""
+    and malformed answers.
+
+    A prompt asked again after a voided answer is asked with the sampling seed plus the number of its voided
+    answers: the original's API drew a new answer on every call, and a fixed seed would return the voided one
+    each time (still reproducible: the seeds follow the run)."""
 
     backend: LLMBackend
     parsing: str = "original"
@@ -130,6 +134,7 @@ class LLMGoals:
     calls: int = 0
     cache_hits: int = 0
     malformed: int = 0
+    voided: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.parsing not in PARSING:
@@ -142,10 +147,16 @@ class LLMGoals:
             return list(self.cache[prompt])
         self.calls += 1
         strict = self.parsing == "original"
-        parsed = parse_goals(self.backend.generate([prompt], **self.sampling)[0], strict=strict)
+        sampling = dict(self.sampling)
+        if sampling.get("seed") is not None:
+            sampling["seed"] += self.voided.get(prompt, 0)
+        parsed = parse_goals(self.backend.generate([prompt], **sampling)[0], strict=strict)
         self.malformed += not parsed.well_formed
         if parsed.valid or not strict:
             self.cache[prompt] = parsed.goals
+            self.voided.pop(prompt, None)
+        else:
+            self.voided[prompt] = self.voided.get(prompt, 0) + 1
         return list(parsed.goals)
 
 
