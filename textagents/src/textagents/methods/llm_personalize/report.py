@@ -65,6 +65,11 @@ def _split_values(record: dict[str, Any], prefix: str) -> dict[str, dict[str, An
     }
 
 
+def _table_head(columns: list[str]) -> list[str]:
+    """A markdown table's header and rule: the first column left-aligned, the others right-aligned."""
+    return ["| " + " | ".join(columns) + " |", "|---|" + "---:|" * (len(columns) - 1)]
+
+
 def render_table1(rows: list[Row]) -> str:
     lines = [
         "## Table 1: success rate (%), test / train",
@@ -86,8 +91,7 @@ def render_table1(rows: list[Row]) -> str:
         lines += ["", "A round that selected 0 pairs trained nothing: its planner is the previous round's."]
     scenes = sorted({k.split("/", 1)[1] for row in rows for k in row.values["test"] if k.startswith("success_rate/")})
     if scenes:
-        lines += ["", "Per scene (test / train, %):", "", "| planner | " + " | ".join(scenes) + " |"]
-        lines.append("|---|" + "---:|" * len(scenes))
+        lines += ["", "Per scene (test / train, %):", "", *_table_head(["planner", *scenes])]
         for row in rows:
             cells = [
                 f"{100 * row.values['test'].get(f'success_rate/{s}', float('nan')):.1f} / "
@@ -109,8 +113,7 @@ def render_diagnostics(rows: list[Row]) -> str:
         "change in correctly placed objects per planning call (the original's log); objects put down: by a "
         "planning call, on a receptacle, and the share of them on one of their correct receptacles.",
         "",
-        "| " + " | ".join(header) + " |",
-        "|---|" + "---:|" * (len(header) - 1),
+        *_table_head(header),
     ]
     for row in rows:
         values = [_both(row, "parse_rate"), _both(row, "step_success_rate")]
@@ -187,8 +190,7 @@ def render_selection(runs: dict[int, list[dict[str, Any]]]) -> str:
         "Coverage: of the evaluation episodes' misplaced objects, the share whose correct placement is in a "
         "pair trained on by the end of the round (the household's preferences the planner could have seen).",
         "",
-        "| " + " | ".join(header) + " |",
-        "|---|" + "---:|" * (len(header) - 1),
+        *_table_head(header),
     ]
     for iteration in iterations:
         records = [t.get(iteration, {}) for t in trains.values()]
@@ -293,8 +295,7 @@ def render_per_scene(planners: list[tuple[str, dict[int, Row]]]) -> str:
     lines = [
         "Per scene, test / train (%): mean ± standard error over the episodes of every seed.",
         "",
-        "| planner | " + " | ".join(scenes) + " |",
-        "|---|" + "---:|" * len(scenes),
+        *_table_head(["planner", *scenes]),
     ]
     for label, by_seed in planners:
         cells = [
