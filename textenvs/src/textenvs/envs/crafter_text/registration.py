@@ -14,6 +14,7 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry(
         id="Crafter-Text-v0",
         entry_point=_ENTRY_POINT,
+        vector_entry_point="textenvs.envs.crafter_text.vector_env:CrafterTextVectorEnv",
         family="crafter_text",
         requires=("crafter",),
         extra="crafter",

@@ -14,10 +14,10 @@ promotes ``float32 op python-float`` to float64.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
+
+from textenvs.core.jit import HAVE_NUMBA, jit  # noqa: F401  (HAVE_NUMBA: read by the tests and benchmarks)
 
 F32 = np.float32
 F64 = np.float64
@@ -25,18 +25,6 @@ PI = math.pi
 HALF_PI = math.pi / 2.0
 TWO_PI = 2.0 * math.pi
 THREE_PI = 3.0 * math.pi
-
-
-try:
-    import numba
-except ImportError:  # pure-Python fallback: the same code, interpreted
-    HAVE_NUMBA = False
-
-    def jit(function: Callable[..., Any]) -> Callable[..., Any]:
-        return function
-else:
-    HAVE_NUMBA = True
-    jit = numba.njit(cache=True, nogil=True)
 
 
 @jit
