@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import textenvs
-from textenvs.envs.crafter_text import batched
+from textenvs.envs.crafter_text import batch_kernels
+from textenvs.envs.crafter_text.batch_rules import KIND_NAMES
 from textenvs.envs.crafter_text.batched import CrafterBatch
 from textenvs.envs.crafter_text.constants import ACHIEVEMENTS, COMMANDS, INVENTORY_ITEMS
 from textenvs.envs.crafter_text.env import CrafterTextEnv
@@ -43,8 +44,8 @@ def test_uniform_and_randint_draw_as_randomstate():
     mt, mt_pos = key[None].copy(), np.array([position])
     for n in (1, 2, 3, 4, 5, 7, 64, 100, 143, 2**20 + 3):
         for _ in range(300):  # crosses several MT19937 twists
-            assert batched._randint(mt, mt_pos, 0, n) == random.randint(0, n)
-            assert batched._uniform(mt, mt_pos, 0) == random.uniform()
+            assert batch_kernels._randint(mt, mt_pos, 0, n) == random.randint(0, n)
+            assert batch_kernels._uniform(mt, mt_pos, 0) == random.uniform()
     _, key, position, *_ = random.get_state()
     assert mt_pos[0] == position and np.array_equal(mt[0], key)
 
@@ -74,7 +75,7 @@ def test_batch_follows_deterministic_crafter_with_random_play():
                 game.start_episode(1000 + t, 0)
                 batch.reset_worlds([w], [1000 + t])
     # the rollout met what the rules are about: every kind of object, deaths, a range of achievements
-    assert kinds_seen == set(batched.KIND_NAMES), kinds_seen
+    assert kinds_seen == set(KIND_NAMES), kinds_seen
     assert deaths >= 1 and len(unlocked) >= 6, (deaths, unlocked)
 
 
@@ -112,7 +113,7 @@ def test_compacting_the_objects_changes_nothing():
         batch.reset_worlds([0, 1], [5, 6])
     for row in _biased_actions(np.random.default_rng(1), (600, 2)):
         for w in range(2):
-            batched._compact(compacted._state(), w)
+            batch_kernels.compact(compacted._state(), w)
         assert [a.tolist() for a in plain.step(row)] == [a.tolist() for a in compacted.step(row)]
         assert np.array_equal(plain.semantic(), compacted.semantic())
         assert [plain.objects(w) for w in range(2)] == [compacted.objects(w) for w in range(2)]
