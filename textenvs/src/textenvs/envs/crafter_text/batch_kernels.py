@@ -273,8 +273,7 @@ def _update_zombie(mat, s, mt, mt_pos, inventory, sleeping, w, i):
         if counters[w, i]:
             counters[w, i] -= 1
         else:
-            damage = 7 if sleeping[w] else 2
-            inventory[w, HEALTH] = max(0, inventory[w, HEALTH] - damage)
+            _damage(s, inventory, w, 1, 7 if sleeping[w] else 2)  # object 1 is the player
             counters[w, i] = 5
 
 
@@ -328,7 +327,7 @@ def _update_plant(s, w, i):
     hurt = False
     for k in range(1, 5):
         other = _object_at(obj_map, w, np.int64(xs[w, i]) + MOVES[k, 0], np.int64(ys[w, i]) + MOVES[k, 1])
-        if other and (kinds[w, other] == ZOMBIE or kinds[w, other] == SKELETON or kinds[w, other] == COW):
+        if other and kinds[w, other] in (ZOMBIE, SKELETON, COW):
             hurt = True
     if hurt:
         healths[w, i] = max(0, healths[w, i] - 1)
@@ -369,7 +368,7 @@ def _update_player(mat, s, mt, mt_pos, player, inventory, achievements, w, actio
                 inventory[w, FOOD] += 4
                 achievements[w, EAT_PLANT] += 1
         elif kind in (ZOMBIE, SKELETON, COW):
-            healths[w, target] = max(0, healths[w, target] - damage)
+            _damage(s, inventory, w, target, damage)
             if healths[w, target] <= 0:
                 if kind == ZOMBIE:
                     achievements[w, DEFEAT_ZOMBIE] += 1

@@ -10,14 +10,14 @@ import crafter
 import numpy as np
 
 from textenvs.envs.crafter_text.constants import ACHIEVEMENTS, CRAFTER_ACTIONS, INVENTORY_ITEMS, ITEM_TO_ID
-from textenvs.envs.crafter_text.game import AREA
+from textenvs.envs.crafter_text.game import AREA, VIEW
 
 _MATERIALS = ("None", *crafter.constants.materials)  # world material ids: 0 is outside the map
 assert tuple(name for name in ITEM_TO_ID if ITEM_TO_ID[name] < len(_MATERIALS)) == _MATERIALS
 NUM_MATERIALS = len(_MATERIALS)
 WATER, GRASS, STONE, PATH, SAND, TREE, LAVA, COAL, IRON, DIAMOND, TABLE, FURNACE = range(1, NUM_MATERIALS)
 
-#: Object kinds; an object's semantic id is ``PLAYER_SEMANTIC - PLAYER + kind``.
+#: Object kinds; an object's semantic id is ``SEMANTIC_OFFSET + kind``.
 PLAYER, COW, ZOMBIE, SKELETON, ARROW, PLANT = range(1, 7)
 KIND_NAMES = ("player", "cow", "zombie", "skeleton", "arrow", "plant")
 SEMANTIC_OFFSET = ITEM_TO_ID["player"] - PLAYER
@@ -34,27 +34,26 @@ _ITEM = {name: i for i, name in enumerate(INVENTORY_ITEMS)}
 _ACH = {name: i for i, name in enumerate(ACHIEVEMENTS)}
 HEALTH, FOOD, DRINK, ENERGY = (_ITEM[name] for name in ("health", "food", "drink", "energy"))
 ITEM_MAX = np.array([crafter.constants.items[name]["max"] for name in INVENTORY_ITEMS], np.int64)
-ITEM_INITIAL = np.array([crafter.constants.items[name]["initial"] for name in INVENTORY_ITEMS], np.int64)
 WAKE_UP, EAT_PLANT, EAT_COW = _ACH["wake_up"], _ACH["eat_plant"], _ACH["eat_cow"]
 DEFEAT_ZOMBIE, DEFEAT_SKELETON = _ACH["defeat_zombie"], _ACH["defeat_skeleton"]
 WOOD_SWORD, STONE_SWORD, IRON_SWORD = _ITEM["wood_sword"], _ITEM["stone_sword"], _ITEM["iron_sword"]
 
-NOOP, DO, SLEEP = (CRAFTER_ACTIONS.index(name) for name in ("noop", "do", "sleep"))
+DO, SLEEP = CRAFTER_ACTIONS.index("do"), CRAFTER_ACTIONS.index("sleep")
 MOVES = np.array([(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)], np.int64)  # actions 1..4: left, right, up, down
 FIRST_PLACE, FIRST_MAKE = CRAFTER_ACTIONS.index("place_stone"), CRAFTER_ACTIONS.index("make_wood_pickaxe")
 _MAT = {name: i for i, name in enumerate(_MATERIALS)}
 
 
-def _walkable(names: list[str]) -> np.ndarray:
+def _material_mask(names: list[str]) -> np.ndarray:
     return np.array([name in names for name in _MATERIALS])
 
 
 #: Rows: creatures (cow, zombie, skeleton), the player, arrows.
 WALKABLE = np.stack(
     [
-        _walkable(crafter.constants.walkable),
-        _walkable(crafter.objects.Player(crafter.engine.World(AREA, [], (12, 12)), (0, 0)).walkable),
-        _walkable(crafter.objects.Arrow.walkable),
+        _material_mask(crafter.constants.walkable),
+        _material_mask(crafter.objects.Player(crafter.engine.World(AREA, [], (12, 12)), (0, 0)).walkable),
+        _material_mask(crafter.objects.Arrow.walkable),
     ]
 )
 WALK_CREATURE, WALK_PLAYER, WALK_ARROW = range(3)
@@ -89,7 +88,7 @@ for _p, _name in enumerate(_PLACE_NAMES):
     _info = crafter.constants.place[_name]
     for _item, _count in _info["uses"].items():
         PLACE_USES[_p, _ITEM[_item]] = _count
-    PLACE_WHERE[_p] = _walkable(_info["where"])
+    PLACE_WHERE[_p] = _material_mask(_info["where"])
     if _info["type"] == "material":
         PLACE_MATERIAL[_p] = _MAT[_name]
     else:
@@ -105,7 +104,7 @@ MAKE_ACHIEVEMENT = np.array([_ACH[f"make_{name}"] for name in _MAKE_NAMES], np.i
 for _k, _name in enumerate(_MAKE_NAMES):
     for _item, _count in crafter.constants.make[_name]["uses"].items():
         MAKE_USES[_k, _ITEM[_item]] = _count
-    MAKE_NEARBY[_k] = _walkable(crafter.constants.make[_name]["nearby"])
+    MAKE_NEARBY[_k] = _material_mask(crafter.constants.make[_name]["nearby"])
 
 # Crafter's creature balance (``Env._balance_chunk``), one row per class in crafter's order: kind, ground
 # material, spawn and despawn distances and probabilities.
@@ -123,5 +122,5 @@ KINDS, XS, YS, HEALTHS, COUNTERS, DXS, DYS, REMOVED, COUNT, OBJ_MAP, CHUNK_ORDER
 CHUNK = 12
 CHUNKS_PER_SIDE = -(-AREA[0] // CHUNK)
 NUM_CHUNKS = CHUNKS_PER_SIDE * CHUNKS_PER_SIDE
-UPDATE_DISTANCE = 2 * 9  # crafter updates objects closer than 2 * max(view) to the player
+UPDATE_DISTANCE = 2 * max(VIEW)  # crafter updates the objects closer than this to the player
 BALANCE_EVERY = 10

@@ -43,8 +43,10 @@ def daylight_table(length: int) -> np.ndarray:
     return table
 
 
-#: Objects one step may add to a world at most, beyond one arrow per object: a plant, 3 creatures per chunk.
-_ADDED_PER_STEP = 1 + 3 * NUM_CHUNKS
+def _room_needed(count: np.ndarray | int) -> np.ndarray | int:
+    """Object slots a world holding ``count`` needs before a step: one arrow per object at most, a plant, and
+    3 creatures per chunk."""
+    return 2 * count + 1 + 3 * NUM_CHUNKS
 
 
 class CrafterBatch:
@@ -130,14 +132,13 @@ class CrafterBatch:
 
     def _make_room(self) -> None:
         """Keep room for one step's new objects: compact the fullest worlds, grow the arrays if still short."""
-        need = lambda count: 2 * count + _ADDED_PER_STEP  # noqa: E731  (an arrow per object at most)
-        full = np.flatnonzero(need(self.count) > self.capacity)
+        full = np.flatnonzero(_room_needed(self.count) > self.capacity)
         if full.size == 0:
             return
         state = self._state()
         for w in full:
             compact(state, int(w))
-        largest = int(need(self.count).max())
+        largest = int(_room_needed(self.count).max())
         if largest > self.capacity:
             self._allocate_objects(2 * largest)
 
@@ -153,8 +154,8 @@ class CrafterBatch:
         objects = world._objects
         if objects[1] is not player:
             raise AssertionError("crafter's player must be the world's first object")
-        if 2 * len(objects) + _ADDED_PER_STEP > self.capacity:
-            self._allocate_objects(2 * (2 * len(objects) + _ADDED_PER_STEP))
+        if _room_needed(len(objects)) > self.capacity:
+            self._allocate_objects(2 * _room_needed(len(objects)))
         self.materials[w] = world._mat_map
         self.object_map[w] = world._obj_map
         for name in ("kinds", "xs", "ys", "healths", "counters", "dxs", "dys"):
@@ -191,9 +192,11 @@ class CrafterBatch:
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Crafter's ``step`` in each active world; returns (reward float64[n], dead bool[n]) (0 where inactive)."""
         actions = np.asarray(actions, np.int64).reshape(self.num_worlds)
-        if ((actions < 0) | (actions >= len(CRAFTER_ACTIONS))).any():
-            bad = actions[(actions < 0) | (actions >= len(CRAFTER_ACTIONS))][0]
-            raise ValueError(f"action {bad} is not valid; crafter's actions are 0..{len(CRAFTER_ACTIONS) - 1}")
+        invalid = (actions < 0) | (actions >= len(CRAFTER_ACTIONS))
+        if invalid.any():
+            raise ValueError(
+                f"action {actions[invalid][0]} is not valid; crafter's actions are 0..{len(CRAFTER_ACTIONS) - 1}"
+            )
         active = np.ones(self.num_worlds, bool) if active is None else np.asarray(active, bool)
         if (self.steps[active] >= self.length).any():
             raise ValueError(f"a world at its {self.length}-step length was stepped; reset it first")

@@ -21,6 +21,12 @@ TEXT_MAX_LENGTH = 2048
 _MAX_SEED = 2**31 - 1
 
 
+def episode_seeds(np_random: np.random.Generator) -> tuple[int, int]:
+    """The world seed and the night-noise seed of a new episode, drawn from the env's generator."""
+    world_seed, noise_seed = np_random.integers(_MAX_SEED, size=2)
+    return int(world_seed), int(noise_seed)
+
+
 class CrafterTextEnv(TextEnv):
     """Crafter, the open-world survival game, played through text (and optionally pixels).
 
@@ -110,7 +116,7 @@ class CrafterTextEnv(TextEnv):
 
     # ----------------------------------------------------------------- the world
     def _reset_world(self, options: dict[str, Any]) -> dict[str, Any]:
-        world_seed, noise_seed = (int(s) for s in self.np_random.integers(_MAX_SEED, size=2))
+        world_seed, noise_seed = episode_seeds(self.np_random)
         self.game.start_episode(world_seed, noise_seed)
         self._semantic = self.game.semantic()
         self._last_action = None

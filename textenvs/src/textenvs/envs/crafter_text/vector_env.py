@@ -22,7 +22,7 @@ from textenvs.envs.crafter_text.constants import (
     CRAFTER_ACTIONS,
     INVENTORY_ITEMS,
 )
-from textenvs.envs.crafter_text.env import _MAX_SEED, TEXT_MAX_LENGTH
+from textenvs.envs.crafter_text.env import TEXT_MAX_LENGTH, episode_seeds
 from textenvs.envs.crafter_text.metrics import episode_metrics
 from textenvs.envs.crafter_text.tasks import FULL_GAME_MISSION
 
@@ -92,11 +92,12 @@ class CrafterTextVectorEnv(VectorEnv):
         self._new_worlds(np.arange(self.num_envs))
         self._autoreset[:] = False
         nothing = np.zeros(self.num_envs, bool)
-        return self._observation(), self._info(nothing, nothing)
+        semantic = self.batch.semantic()
+        return self._observation(semantic), self._info(nothing, nothing, semantic)
 
     def _new_worlds(self, rows: np.ndarray) -> None:
         """As ``CrafterTextEnv._reset_world``: each env's generator draws its world seed (and a noise seed)."""
-        world_seeds = [int(self._rngs[r].integers(_MAX_SEED, size=2)[0]) for r in rows]
+        world_seeds = [episode_seeds(self._rngs[r])[0] for r in rows]
         self.batch.reset_worlds(rows, world_seeds)
         for r in rows:
             self._last_action[r] = None
@@ -116,7 +117,8 @@ class CrafterTextVectorEnv(VectorEnv):
         self._returns += rewards
         ended = terminated | truncated
         self._autoreset = ended.copy()
-        return self._observation(), rewards, terminated, truncated, self._info(invalid, ended)
+        semantic = self.batch.semantic()
+        return self._observation(semantic), rewards, terminated, truncated, self._info(invalid, ended, semantic)
 
     def _decode(self, actions: Any) -> tuple[np.ndarray, np.ndarray]:
         """Crafter action indices and which actions were invalid (played as a no-op, as a single env does)."""
@@ -145,14 +147,13 @@ class CrafterTextVectorEnv(VectorEnv):
             "action": self._last_action[r],
         }
 
-    def _observation(self) -> dict[str, Any]:
-        return {"mission": (FULL_GAME_MISSION,) * self.num_envs, "text": self._texts()}
+    def _observation(self, semantic: np.ndarray) -> dict[str, Any]:
+        return {"mission": (FULL_GAME_MISSION,) * self.num_envs, "text": self._texts(semantic)}
 
-    def _texts(self) -> tuple[str, ...]:
-        semantic = self.batch.semantic()
+    def _texts(self, semantic: np.ndarray) -> tuple[str, ...]:
         return tuple(caption(self.game_state(r, semantic[r]), self.caption_style) for r in range(self.num_envs))
 
-    def _info(self, invalid: np.ndarray, ended: np.ndarray) -> dict[str, Any]:
+    def _info(self, invalid: np.ndarray, ended: np.ndarray, semantic: np.ndarray) -> dict[str, Any]:
         batch = self.batch
         unlocked = (batch.achievements > 0).sum(axis=1)
         info: dict[str, Any] = {
@@ -165,7 +166,6 @@ class CrafterTextVectorEnv(VectorEnv):
             "progression": unlocked / len(ACHIEVEMENTS),
         }
         if self.caption_style == "balrog":
-            semantic = batch.semantic()
             contexts = [balrog_contexts(self.game_state(r, semantic[r])) for r in range(self.num_envs)]
             info["long_term_context"] = tuple(c[0] for c in contexts)
             info["short_term_context"] = tuple(c[1] for c in contexts)
@@ -179,5 +179,5 @@ class CrafterTextVectorEnv(VectorEnv):
 
     def render(self) -> tuple[str, ...] | None:
         if self.render_mode == "ansi":
-            return tuple(f"Mission: {FULL_GAME_MISSION}\n{text}" for text in self._texts())
+            return tuple(f"Mission: {FULL_GAME_MISSION}\n{text}" for text in self._texts(self.batch.semantic()))
         return None

@@ -15,26 +15,20 @@ import opensimplex
 from crafter import engine, objects
 from opensimplex.internals import _noise3
 
-try:
-    from numba import njit
-except ImportError:  # opensimplex then runs its noise in pure Python too
-    njit = None
+from textenvs.core.jit import jit
 
 #: Crafter's names of the materials generation places, in the order of the codes below.
 MATERIAL_NAMES = ("grass", "path", "coal", "iron", "diamond", "lava", "stone", "sand", "water", "tree")
 GRASS, PATH, COAL, IRON, DIAMOND, LAVA, STONE, SAND, WATER, TREE = range(len(MATERIAL_NAMES))
 
 
+@jit  # without numba, opensimplex's kernel runs in pure Python too
 def _noise3_at_points(x: np.ndarray, y: np.ndarray, z: int, perm: np.ndarray, grad: np.ndarray) -> np.ndarray:
     """OpenSimplex ``noise3(x[i], y[i], z)`` for every ``i``: the very kernel ``OpenSimplex.noise3`` runs."""
     noise = np.empty(x.size)
     for i in range(x.size):
         noise[i] = _noise3(x[i], y[i], z, perm, grad)
     return noise
-
-
-if njit is not None:
-    _noise3_at_points = njit(cache=True)(_noise3_at_points)
 
 
 class _UniformDraws:
