@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.vector import AutoresetMode
 
 import textenvs
 from textenvs.envs.crafter_text import batch_kernels
@@ -130,18 +131,35 @@ def test_the_object_arrays_grow_when_full():
     assert small.objects(0) == large.objects(0)
 
 
-@pytest.mark.parametrize("caption_style", ["smartplay", "balrog"])
-def test_vector_env_equals_sync_vector_env_with_autoreset(caption_style):
+def _assert_same_metrics(got: np.ndarray, want: dict, mask: np.ndarray, where: str) -> None:
+    """``got``: our per-env metrics dicts; ``want``: SyncVectorEnv's (it turns the dicts into a dict of arrays)."""
+    for r in np.flatnonzero(mask):
+        keys = ("num_achievements", "length", "return")
+        assert [got[r][k] for k in keys] == [want[k][r] for k in keys], where
+
+
+@pytest.mark.parametrize(
+    ("caption_style", "autoreset_mode"),
+    [
+        ("smartplay", AutoresetMode.NEXT_STEP),
+        ("balrog", AutoresetMode.NEXT_STEP),
+        ("smartplay", AutoresetMode.SAME_STEP),
+    ],
+)
+def test_vector_env_equals_sync_vector_env_with_autoreset(caption_style, autoreset_mode):
     """Three envs of 60 steps (two episodes each): observations, rewards, ends and infos equal Gymnasium's
-    SyncVectorEnv of CrafterTextEnv, unknown commands included."""
+    SyncVectorEnv of CrafterTextEnv in the same autoreset mode, unknown commands included."""
     kwargs = {"length": 60, "caption_style": caption_style}
-    fast = textenvs.make_vec("Crafter-Text-v0", 3, **kwargs)
-    sync = textenvs.make_vec("Crafter-Text-v0", 3, vectorization_mode="sync", **kwargs)
-    assert type(fast).__name__ == "CrafterTextVectorEnv"
+    fast = textenvs.make_vec("Crafter-Text-v0", 3, autoreset_mode=autoreset_mode, **kwargs)
+    sync = textenvs.make_vec(
+        "Crafter-Text-v0", 3, vectorization_mode="sync", vector_kwargs={"autoreset_mode": autoreset_mode}, **kwargs
+    )
+    assert type(fast).__name__ == "CrafterTextVectorEnv" and fast.metadata["autoreset_mode"] == autoreset_mode
     fast_obs, fast_info = fast.reset(seed=21)
     sync_obs, sync_info = sync.reset(seed=21)
     assert fast_obs["text"] == sync_obs["text"] and fast_obs["mission"] == sync_obs["mission"]
     rng = np.random.default_rng(3)
+    ends = 0
     for t in range(130):
         commands = [COMMANDS[a] for a in _biased_actions(rng, 3)]
         if t % 17 == 0:
@@ -158,13 +176,21 @@ def test_vector_env_equals_sync_vector_env_with_autoreset(caption_style):
         assert fast_info["invalid_action"].tolist() == sync_info["invalid_action"].tolist()
         if caption_style == "balrog":
             assert list(fast_info["short_term_context"]) == list(sync_info["short_term_context"])
+        assert ("episode_metrics" in fast_info) == ("episode_metrics" in sync_info), f"step {t}"
         if "episode_metrics" in sync_info:
-            want = sync_info["episode_metrics"]  # SyncVectorEnv turns the dicts into a dict of arrays
-            for r in np.flatnonzero(sync_info["_episode_metrics"]):
-                got = fast_info["episode_metrics"][r]
-                assert [got[k] for k in ("num_achievements", "length", "return")] == [
-                    want[k][r] for k in ("num_achievements", "length", "return")
-                ]
+            _assert_same_metrics(
+                fast_info["episode_metrics"], sync_info["episode_metrics"], sync_info["_episode_metrics"], f"step {t}"
+            )
+        assert ("final_obs" in fast_info) == ("final_obs" in sync_info), f"step {t}"
+        if "final_obs" in sync_info:
+            ended = sync_info["_final_obs"]
+            ends += int(ended.sum())
+            assert fast_info["_final_obs"].tolist() == ended.tolist() == fast_info["_final_info"].tolist()
+            for r in np.flatnonzero(ended):
+                assert fast_info["final_obs"][r] == sync_info["final_obs"][r], f"step {t}"
+            final, sync_final = fast_info["final_info"], sync_info["final_info"]
+            _assert_same_metrics(final["episode_metrics"], sync_final["episode_metrics"], ended, f"step {t}")
+    assert ends == (6 if autoreset_mode == AutoresetMode.SAME_STEP else 0)
     fast.close()
     sync.close()
 
@@ -175,6 +201,10 @@ def test_vector_env_equals_sync_vector_env_with_autoreset(caption_style):
         ({"obs_mode": "pixels"}, "obs_mode='pixels' is not batched"),
         ({"caption_style": "nle"}, "'smartplay', 'ellm', 'balrog'"),
         ({"action_mode": "native"}, "'text', 'discrete'"),
+        (
+            {"autoreset_mode": AutoresetMode.DISABLED},
+            "autoreset_mode='Disabled' is not valid; choose one of 'NextStep', 'SameStep'",
+        ),
     ],
 )
 def test_vector_env_bad_arguments_name_the_valid_ones(kwargs, message):

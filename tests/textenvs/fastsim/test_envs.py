@@ -9,6 +9,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.vector import AutoresetMode
 
 import textenvs
 from tests.textenvs.fastsim.golden import GOLDEN_ACTIONS, GOLDEN_CASES, GoldenTrace
@@ -93,6 +94,31 @@ def test_vector_env_gives_what_single_envs_give(env_id: str):
         assert list(vec_rewards) == [r[1] for r in results] and list(vec_truncated) == [r[3] for r in results]
     assert list(vec_info["episode_metrics"]) == [r[4]["episode_metrics"] for r in results]
     assert list(vec_info["trajectory_annotation"]) == [r[4]["trajectory_annotation"] for r in results]
+
+
+@pytest.mark.parametrize("env_id", list(IDS.values()))
+def test_same_step_autoreset_equals_sync_vector_env(env_id: str):
+    """Two episodes and a bit of three robots with ``autoreset_mode=SAME_STEP``: observations, rewards, ends,
+    ``final_obs`` and the ending steps' metrics equal Gymnasium's SyncVectorEnv in the same mode."""
+    horizon, mode = 12, AutoresetMode.SAME_STEP
+    fast = textenvs.make_vec(env_id, 3, max_steps=horizon, autoreset_mode=mode)
+    sync = textenvs.make_vec(env_id, 3, "sync", {"autoreset_mode": mode}, max_steps=horizon)
+    assert fast.metadata["autoreset_mode"] == mode
+    fast.reset(seed=4)
+    sync.reset(seed=4)
+    actions = np.random.default_rng(1).uniform(-4, 4, size=(2 * horizon + 3, 3, 2)).astype(np.float32)
+    for t, action in enumerate(actions):
+        (f_obs, f_rew, _, f_trunc, f_info), (s_obs, s_rew, _, s_trunc, s_info) = fast.step(action), sync.step(action)
+        assert f_obs["text"] == s_obs["text"] and np.array_equal(f_obs["sensors"], s_obs["sensors"]), t
+        assert np.array_equal(f_rew, s_rew) and np.array_equal(f_trunc, s_trunc), t
+        assert ("final_obs" in f_info) == ("final_obs" in s_info) == bool(s_trunc.any()), t
+        if s_trunc.any():
+            for r in range(3):
+                assert f_info["final_obs"][r]["text"] == s_info["final_obs"][r]["text"]
+                assert np.array_equal(f_info["final_obs"][r]["sensors"], s_info["final_obs"][r]["sensors"])
+                got, want = f_info["final_info"]["episode_metrics"][r], s_info["final_info"]["episode_metrics"]
+                assert got["fitness"] == want["fitness"][r] and got["steps"] == want["steps"][r] == horizon
+            assert f_info["progression"].tolist() == s_info["progression"].tolist()
 
 
 def test_episode_end_reports_bd_annotation_and_metrics():

@@ -148,6 +148,7 @@ def train_config(args: argparse.Namespace):
         progress_bar=not args.no_progress,
         algo_kwargs=dict(parse_setting(text, "--algo-kwarg") for text in args.algo_kwarg or []),
         image_size=args.image_size,
+        vectorization=args.vectorization,
     )
 
 
@@ -845,6 +846,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=64,
         help="with pixels: downscale images to at most this many pixels a side, for a small CNN (default "
         "%(default)s; 0: the env's size through the full-resolution CNN of runs made before this option)",
+    )
+    train.add_argument(
+        "--vectorization",
+        choices=("batched", "dummy"),
+        default="batched",
+        help="step the envs with the family's batched vector env where it has one (Crafter-Text, fastsim: the "
+        "same trajectories, faster) or SB3's DummyVecEnv of single envs (default %(default)s)",
     )
     train.add_argument(
         "--threads", type=int, default=1, help="torch threads while training (default %(default)s: the fastest here)"

@@ -10,20 +10,24 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 from stable_baselines3 import A2C, DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
 
+import textenvs
 from textagents.bench.store import write_text_atomic
 from textagents.sb3.extractors import TextImageExtractor
 from textagents.sb3.features import FEATURIZERS, TextFeaturizer, make_featurizer
 from textagents.sb3.model_files import STATE_SUFFIX, load_model_state, model_files, save_model
 from textagents.sb3.threads import TRAIN_THREADS, training_threads
-from textagents.sb3.wrappers import make_sb3_env
+from textagents.sb3.vector_env import SB3VectorEnv
+from textagents.sb3.wrappers import discrete_actions, make_sb3_env
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "a2c": A2C, "dqn": DQN}
 #: The action spaces each algorithm learns (SB3 checks them with a bare assertion).
@@ -40,6 +44,10 @@ ALGO_FIXED_KWARGS = ("policy", "env", "seed", "tensorboard_log", "policy_kwargs"
 CONFIG_FILE = "config.json"
 #: The values of settings added since the first runs, for a saved ``config.json`` that lacks them.
 SETTINGS_BEFORE_THEY_EXISTED: dict[str, Any] = {"image_size": 0}
+#: How the run's envs are stepped: ``batched``, the family's batched vector env where it registers one, else
+#: ``dummy``, SB3's ``DummyVecEnv``. Both give the same trajectories (tested), so runs saved before the
+#: setting existed (``dummy``) resume with the default.
+VECTORIZATIONS = ("batched", "dummy")
 #: Pixels are downscaled to at most this many a side by default (the small CNN's size).
 IMAGE_SIZE = 64
 #: The finished model: ``model.pth`` and ``model.json`` (see ``textagents.sb3.model_files``).
@@ -65,6 +73,7 @@ class TrainConfig:
     #: Pixels downscaled to at most this many a side, through the small CNN; 0: the env's own size through
     #: the first, full-resolution CNN (runs saved before this setting). Always 0 without pixels.
     image_size: int = IMAGE_SIZE
+    vectorization: str = "batched"
 
     @classmethod
     def from_json(cls, saved: dict[str, Any]) -> TrainConfig:
@@ -79,6 +88,8 @@ class TrainConfig:
             self.image_size = 0
         if self.algo not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algo!r}; valid: {sorted(ALGORITHMS)}")
+        if self.vectorization not in VECTORIZATIONS:
+            raise ValueError(f"vectorization={self.vectorization!r} is not valid; choose one of {VECTORIZATIONS}")
         if self.features not in FEATURIZERS:
             raise ValueError(f"unknown features {self.features!r}; valid: {FEATURIZERS}")
         if self.total_timesteps < 1 or self.n_envs < 1 or self.checkpoint_every < 1:
@@ -126,14 +137,26 @@ class Checkpoints(BaseCallback):
         return True
 
 
-def make_vec_env(config: TrainConfig, featurizer: TextFeaturizer, env_id: str | None = None) -> DummyVecEnv:
-    """``n_envs`` featurized copies of the env (they share the featurizer and its embedding cache)."""
+def make_vec_env(config: TrainConfig, featurizer: TextFeaturizer, env_id: str | None = None) -> VecEnv:
+    """``n_envs`` featurized copies of the env (they share the featurizer and its embedding cache): the
+    family's batched vector env (``SB3VectorEnv``) when ``config.vectorization`` is ``batched`` and the env
+    registers one (with no image resizing), else a ``DummyVecEnv`` of ``make_sb3_env`` envs."""
+    env_id = env_id or config.env_id
+    if config.vectorization == "batched" and gym.spec(env_id).vector_entry_point and not config.image_size:
+        vector = textenvs.make_vec(
+            env_id,
+            config.n_envs,
+            obs_mode=config.obs_mode,
+            autoreset_mode=AutoresetMode.SAME_STEP,
+            **{**discrete_actions(env_id), **config.env_kwargs},
+        )
+        vec_env: VecEnv = VecMonitor(SB3VectorEnv(vector, featurizer))
+    else:
 
-    def factory() -> Any:
-        env = make_sb3_env(env_id or config.env_id, featurizer, config.obs_mode, config.image_size, **config.env_kwargs)
-        return Monitor(env)
+        def factory() -> Any:
+            return Monitor(make_sb3_env(env_id, featurizer, config.obs_mode, config.image_size, **config.env_kwargs))
 
-    vec_env = DummyVecEnv([factory] * config.n_envs)
+        vec_env = DummyVecEnv([factory] * config.n_envs)
     vec_env.seed(config.seed)
     return vec_env
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import gymnasium as gym
@@ -15,16 +16,16 @@ from textagents.sb3.features import HashedBagOfWords, TextFeaturizer
 SB3_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 
 
-class TextFeaturesWrapper(gym.ObservationWrapper):
-    """Replaces the ``Text`` parts of a ``Dict`` observation (``text_keys``, default ``mission`` and ``text``)
-    by one ``"text_features"`` vector (their features concatenated); keeps ``image`` and the other parts
-    SB3 can handle, so ``MultiInputPolicy`` works for text and text+pixels modes alike."""
+class TextFeatures:
+    """A ``Dict`` observation space's ``Text`` parts (``text_keys``, default ``mission`` and ``text``) as one
+    ``"text_features"`` vector (their features concatenated) beside the parts SB3 can handle (``image`` and
+    the like): ``observation_space`` is the space after, ``batch()`` featurizes many observations in one call."""
 
-    def __init__(self, env: gym.Env, featurizer: TextFeaturizer, text_keys: tuple[str, ...] = ("mission", "text")):
-        super().__init__(env)
-        source = env.observation_space
+    def __init__(
+        self, source: spaces.Space, featurizer: TextFeaturizer, text_keys: tuple[str, ...] = ("mission", "text")
+    ):
         if not isinstance(source, spaces.Dict):
-            raise TypeError(f"TextFeaturesWrapper needs a Dict observation space, got {source}")
+            raise TypeError(f"text features need a Dict observation space, got {source}")
         self.text_keys = tuple(k for k in text_keys if k in source.spaces)
         if not self.text_keys:
             raise ValueError(f"none of the text keys {text_keys} is in the observation space {list(source.spaces)}")
@@ -35,9 +36,25 @@ class TextFeaturesWrapper(gym.ObservationWrapper):
         parts.update({k: source.spaces[k] for k in self.kept})
         self.observation_space = spaces.Dict(parts)
 
+    def batch(self, observations: dict[str, Any], count: int) -> dict[str, np.ndarray]:
+        """``count`` observations batched Gymnasium's way (each part a sequence over them) -> SB3's batch."""
+        texts = [str(observations[k][i]) for i in range(count) for k in self.text_keys]
+        vectors = self.featurizer(texts).reshape(count, -1).astype(np.float32)
+        return {"text_features": vectors, **{k: np.asarray(observations[k]) for k in self.kept}}
+
+
+class TextFeaturesWrapper(gym.ObservationWrapper):
+    """Replaces the ``Text`` parts of a ``Dict`` observation by their features (``TextFeatures``), so
+    ``MultiInputPolicy`` works for text and text+pixels modes alike."""
+
+    def __init__(self, env: gym.Env, featurizer: TextFeaturizer, text_keys: tuple[str, ...] = ("mission", "text")):
+        super().__init__(env)
+        self.features = TextFeatures(env.observation_space, featurizer, text_keys)
+        self.observation_space = self.features.observation_space
+
     def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
-        vectors = self.featurizer([str(observation[k]) for k in self.text_keys])
-        return {"text_features": vectors.reshape(-1).astype(np.float32), **{k: observation[k] for k in self.kept}}
+        batch = self.features.batch({k: [v] for k, v in observation.items()}, 1)
+        return {k: v[0] for k, v in batch.items()}
 
 
 class ResizeImage(gym.ObservationWrapper):
@@ -64,18 +81,29 @@ class ResizeImage(gym.ObservationWrapper):
         return {**observation, "image": image}
 
 
+def discrete_actions(env_id: str) -> dict[str, str]:
+    """``{"action_mode": "discrete"}`` for an env whose actions are commands (SB3 cannot act in ``Text``),
+    else nothing."""
+    return {"action_mode": "discrete"} if _acts_by_commands(env_id) else {}
+
+
+@functools.cache
+def _acts_by_commands(env_id: str) -> bool:
+    import textenvs  # noqa: F401  (registers the ids)
+
+    env = gym.make(env_id)
+    commands = isinstance(env.action_space, spaces.Text)
+    env.close()
+    return commands
+
+
 def make_sb3_env(
     env_id: str, featurizer: TextFeaturizer, obs_mode: str = "text", image_size: int = 0, **kwargs: Any
 ) -> gym.Env:
     """``gym.make`` with discrete actions (when the env's actions are commands) and text features; with
     pixels and ``image_size`` > 0, images downscaled to at most ``image_size`` pixels a side (0: as the env
     renders them)."""
-    import textenvs  # noqa: F401  (registers the ids)
-
-    env = gym.make(env_id, obs_mode=obs_mode, **kwargs)
-    if isinstance(env.action_space, spaces.Text):
-        env.close()
-        env = gym.make(env_id, obs_mode=obs_mode, action_mode="discrete", **kwargs)
+    env = gym.make(env_id, obs_mode=obs_mode, **{**discrete_actions(env_id), **kwargs})
     if image_size and "image" in env.observation_space.spaces:
         env = ResizeImage(env, image_size)
     return TextFeaturesWrapper(env, featurizer)

@@ -2,11 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from textenvs.core.spaces import check_choice
 
 VECTORIZATION_MODES = ("sync", "async", "vector_entry_point")
+#: The autoreset modes of textenvs' batched vector envs (Gymnasium's ``DISABLED`` is not offered).
+AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+
+Batch = tuple[dict[str, Any], dict[str, Any]]
+
+
+def autoreset_choice(value: AutoresetMode | str) -> AutoresetMode:
+    """``value`` (an ``AutoresetMode`` or its value, e.g. ``"SameStep"``) if a batched env offers it, else a
+    ValueError naming the valid ones."""
+    valid = tuple(mode.value for mode in AUTORESET_MODES)
+    return AutoresetMode(check_choice("autoreset_mode", getattr(value, "value", value), valid))
+
+
+def restart_in_same_step(batch: Batch, ended: np.ndarray, restart: Callable[[np.ndarray], Batch]) -> Batch:
+    """Gymnasium's ``SAME_STEP`` autoreset for a batched env whose ``batch`` (observations, info) ends the
+    episodes in ``ended``: ``restart(rows)`` starts those rows' next episodes and gives the batch after; its
+    info gains ``final_obs`` (each ended env's last observation) and ``final_info`` (``batch``'s info), with
+    their ``_final_obs`` / ``_final_info`` masks."""
+    if not ended.any():
+        return batch
+    observation, info = batch
+    final_obs = np.full(len(ended), None, dtype=object)
+    for r in np.flatnonzero(ended):
+        final_obs[r] = {key: part[r] for key, part in observation.items()}
+    observation, after = restart(np.flatnonzero(ended))
+    after.update(final_obs=final_obs, _final_obs=ended.copy(), final_info=info, _final_info=ended.copy())
+    return observation, after
 
 
 def make_vec(

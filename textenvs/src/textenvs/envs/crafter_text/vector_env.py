@@ -13,6 +13,7 @@ from gymnasium.vector.utils import batch_space
 from textenvs.core.commands import CommandVocabulary
 from textenvs.core.spaces import ACTION_MODES, check_choice, text_space
 from textenvs.core.text_env import MISSION_MAX_LENGTH
+from textenvs.core.vector import autoreset_choice, restart_in_same_step
 from textenvs.envs.crafter_text.batched import CrafterBatch
 from textenvs.envs.crafter_text.captioner import CAPTION_STYLES, balrog_contexts, caption
 from textenvs.envs.crafter_text.constants import (
@@ -30,7 +31,10 @@ from textenvs.envs.crafter_text.tasks import FULL_GAME_MISSION
 class CrafterTextVectorEnv(VectorEnv):
     """``num_envs`` Crafter-Text games (the full game) stepped together; each behaves exactly as one
     ``CrafterTextEnv`` seeded the way ``SyncVectorEnv`` seeds it (``seed + i``): the same worlds, captions,
-    rewards and episode ends, with next-step autoreset.
+    rewards and episode ends. ``autoreset_mode`` as Gymnasium's ``SyncVectorEnv``: ``NEXT_STEP`` (the default:
+    the step after an episode's end starts the next, ignoring its action) or ``SAME_STEP`` (the ending step
+    returns the next episode's first observation and puts the last one in ``final_obs`` and its info in
+    ``final_info``, each with its ``_final_obs`` / ``_final_info`` mask: the form SB3 trains on).
 
     Observations batch the single env's text mode: ``text`` and ``mission`` tuples of strings. Actions are
     ``Discrete(17)`` indices (``action_mode="discrete"``) or commands (``"text"``: an unknown command is a
@@ -52,6 +56,7 @@ class CrafterTextVectorEnv(VectorEnv):
         obs_mode: str = "text",
         action_mode: str = "text",
         render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
     ):
         if obs_mode != "text":
             raise ValueError(
@@ -63,6 +68,7 @@ class CrafterTextVectorEnv(VectorEnv):
         if render_mode is not None:
             check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
         self.render_mode = render_mode
+        self.metadata = {**self.metadata, "autoreset_mode": autoreset_choice(autoreset_mode)}
         self.num_envs = num_envs
         self.batch = CrafterBatch(num_envs, length=length)
         self.length = self.batch.length
@@ -116,9 +122,20 @@ class CrafterTextVectorEnv(VectorEnv):
             self._last_action[r] = CRAFTER_ACTIONS[indices[r]]
         self._returns += rewards
         ended = terminated | truncated
-        self._autoreset = ended.copy()
         semantic = self.batch.semantic()
-        return self._observation(semantic), rewards, terminated, truncated, self._info(invalid, ended, semantic)
+        batch = self._observation(semantic), self._info(invalid, ended, semantic)
+        if self.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP:
+            self._autoreset = ended
+        else:
+            batch = restart_in_same_step(batch, ended, self._restart)
+        return batch[0], rewards, terminated, truncated, batch[1]
+
+    def _restart(self, rows: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
+        """New worlds for ``rows`` and every env's observation and info after (``SAME_STEP``)."""
+        self._new_worlds(rows)
+        semantic = self.batch.semantic()
+        nothing = np.zeros(self.num_envs, bool)
+        return self._observation(semantic), self._info(nothing, nothing, semantic)
 
     def _decode(self, actions: Any) -> tuple[np.ndarray, np.ndarray]:
         """Crafter action indices and which actions were invalid (played as a no-op, as a single env does)."""

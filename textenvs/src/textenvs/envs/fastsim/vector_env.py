@@ -12,6 +12,7 @@ from gymnasium.vector.utils import batch_space
 
 from textenvs.core.spaces import OBS_MODES, check_choice, image_space, text_space
 from textenvs.core.text_env import MISSION_MAX_LENGTH, check_reset_options
+from textenvs.core.vector import autoreset_choice, restart_in_same_step
 from textenvs.envs.fastsim.captioner import Captioner
 from textenvs.envs.fastsim.env import (
     RESET_OPTIONS,
@@ -28,7 +29,9 @@ from textenvs.envs.fastsim.simulator import COLLISION, HIT_WALL, RobotBatch, loa
 
 class FastsimVectorEnv(VectorEnv):
     """``num_envs`` fastsim robots in one world, stepped together; each behaves exactly as one
-    ``FastsimNavEnv`` (same observations, rewards and infos), with next-step autoreset.
+    ``FastsimNavEnv`` (same observations, rewards and infos). ``autoreset_mode`` as Gymnasium's
+    ``SyncVectorEnv``: ``NEXT_STEP`` (the default) or ``SAME_STEP`` (the last observation and info in
+    ``final_obs`` / ``final_info``).
 
     Observations batch the single env's: ``sensors`` float32[n, 5], ``mission`` and ``text`` tuples of
     strings, ``image`` uint8[n, H, W, 3]. Infos are arrays over the robots: ``robot_pos`` float32[n, 3],
@@ -51,8 +54,10 @@ class FastsimVectorEnv(VectorEnv):
         obs_mode: str = "text",
         render_mode: str | None = None,
         data_dir: str | os.PathLike[str] | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
     ):
         self.obs_mode = check_choice("obs_mode", obs_mode, OBS_MODES)
+        self.metadata = {**self.metadata, "autoreset_mode": autoreset_choice(autoreset_mode)}
         if render_mode is not None:
             check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
         self.render_mode = render_mode
@@ -103,9 +108,23 @@ class FastsimVectorEnv(VectorEnv):
             else:
                 rewards[r] = self.tracker.record(r, *self._position(r))
                 truncated[r] = self.tracker.truncated(r)
-        self._autoreset = truncated.copy()
         terminated = np.zeros(self.num_envs, bool)
-        return self._observation(), rewards, terminated, truncated, self._info(truncated, invalid)
+        batch = self._observation(), self._info(truncated, invalid)
+        if self.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP:
+            self._autoreset = truncated.copy()
+        else:
+            batch = restart_in_same_step(batch, truncated, self._restart)
+        return batch[0], rewards, terminated, truncated, batch[1]
+
+    def _restart(self, rows: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``rows``' robots back at the start, and every robot's observation and info after (``SAME_STEP``)."""
+        mask = np.zeros(self.num_envs, bool)
+        mask[rows] = True
+        self.robots.reset(mask=mask)
+        for r in rows:
+            self.tracker.reset(r, *self._position(r))
+        stopped = np.zeros(self.num_envs, bool)
+        return self._observation(), self._info(stopped, stopped)
 
     def _position(self, row: int) -> tuple[float, float]:
         return float(self.robots.state[row, 0]), float(self.robots.state[row, 1])
