@@ -149,3 +149,28 @@ def test_the_backend_completes_the_transformers_prompt_tokens(tmp_path, tokenize
             llama.score(["go to"], [["kitchen 0"]])
     finally:
         llama.llm.close()
+
+
+def test_llama_cpp_without_max_tokens_generates_until_the_context_is_full(tmp_path, tokenizer, monkeypatch):
+    """``max_tokens=None``: as many tokens as the context leaves after the prompt (or until EOS), short of
+    llama-cpp-python's own None, which decodes one token past a full context and fails."""
+    from textagents.llm.llamacpp_backend import LlamaCppBackend
+    from textagents.llm.transformers_backend import TransformersBackend
+    from textagents.testing import save_model
+
+    folder = tmp_path / "model"
+    save_model(tiny_decoder("llama", tokenizer), tokenizer, folder)
+    local = TransformersBackend(folder)
+    path = gguf_export.write_gguf(local.model, local.tokenizer, tmp_path / "model.gguf", outtype="f32")
+    llama = LlamaCppBackend(path, n_ctx=48, logits_all=False)
+    sent = []
+    complete = llama.llm.create_completion
+    monkeypatch.setattr(llama.llm, "create_completion", lambda prompt, **kw: sent.append(kw) or complete(prompt, **kw))
+    try:
+        for prompt in PROMPTS:  # random tokens, no EOS: each fills the context
+            llama.generate([prompt], max_tokens=None, temperature=1.0, seed=0)
+            assert sent[-1]["max_tokens"] == llama.llm.n_ctx() - len(llama.llm.tokenize(prompt.encode())) - 1
+        llama.chat([{"role": "user", "content": PROMPTS[2]}], max_tokens=None, temperature=1.0, seed=0)
+        assert llama.usage.completion_tokens > 0
+    finally:
+        llama.llm.close()

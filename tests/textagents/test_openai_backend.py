@@ -68,6 +68,12 @@ def test_429_and_5xx_are_retried_with_exponential_backoff(scripted):
     }
 
 
+def test_max_tokens_none_is_left_to_the_server(scripted):
+    server = scripted([(200, COMPLETION)])
+    assert OpenAIBackend("m", base_url=server.url).generate(["Action:"], max_tokens=None) == [" go right"]
+    assert "max_tokens" not in server.requests[-1]
+
+
 def test_retries_give_up_with_a_clear_error(scripted):
     server = scripted([(500, error("down"))] * 3)
     backend = OpenAIBackend("m", base_url=server.url, max_retries=2, sleep=lambda s: None)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -81,6 +82,21 @@ def test_generate_is_batched_deterministic_and_counted(kind, causal_backend, seq
     assert sampled == backend.generate(CONTEXTS, max_tokens=6, temperature=1.0, seed=7)
     assert backend.usage.completion_tokens > before
     assert isinstance(backend.chat([{"role": "user", "content": "hello"}], max_tokens=3), str)
+
+
+def test_max_tokens_none_generates_up_to_the_models_context(causal_backend, monkeypatch):
+    asked = []
+    generate = causal_backend.model.generate
+    monkeypatch.setattr(
+        causal_backend.model, "generate", lambda **kw: asked.append(kw["max_new_tokens"]) or generate(**kw)
+    )
+    monkeypatch.setattr(causal_backend.model.config, "n_positions", 40)  # GPT-2's name
+    text = causal_backend.generate([CONTEXTS[0]], max_tokens=None)[0]
+    assert asked == [40 - len(causal_backend.encode(CONTEXTS[0]))]
+    assert len(causal_backend.encode(text)) <= asked[0]
+    monkeypatch.setattr(causal_backend, "model", SimpleNamespace(config=SimpleNamespace()))  # no positions known
+    with pytest.raises(ValueError, match=r"max_tokens=None asks for the model.s context.*give max_tokens"):
+        causal_backend.generate([CONTEXTS[0]], max_tokens=None)
 
 
 def test_generation_stops_at_stop_strings(causal_backend):

@@ -69,6 +69,16 @@ def test_errors_are_fed_back_until_code_runs_in_the_sandbox():
     assert backend.asked[2][-1]["content"] == ERROR_FEEDBACK.format(error=result.rounds[1]["error"])
 
 
+@pytest.mark.parametrize("shaping", ["code", "goal", "pref"])
+def test_labelling_samples_as_the_original_at_temperature_0_5_with_no_answer_limit(tmp_path, shaping):
+    """The original sends no ``max_tokens`` (``utils/azure_llm.py:4-10``): an answer runs until the model stops."""
+    backend = Scripted([], default="I cannot tell")
+    method = BKMethod(load_config(BKConfig, _smoke(tmp_path, shaping)), bk_context(tmp_path, lambda: backend))
+    method.knowledge.label()
+    method.close()
+    assert backend.sampling and all(s == {"max_tokens": None, "temperature": 0.5, "seed": 0} for s in backend.sampling)
+
+
 def test_the_method_shapes_ppo_with_the_kept_code_from_a_replayed_recording(tmp_path):
     calls = tmp_path / "calls.jsonl"
     samples_run = tmp_path / "record"

@@ -14,11 +14,12 @@ PENALTIES = ("frequency_penalty", "presence_penalty")
 
 @dataclass(frozen=True)
 class Sampling:
-    """Decoding settings shared by every backend; ``temperature == 0`` means greedy. ``frequency_penalty``
-    and ``presence_penalty`` (in [-2, 2]) are OpenAI's: the logit of a token already generated is lowered by
+    """Decoding settings shared by every backend; ``temperature == 0`` means greedy; ``max_tokens=None``: no
+    limit but the model's context (as OpenAI's API when a request names none). ``frequency_penalty`` and
+    ``presence_penalty`` (in [-2, 2]) are OpenAI's: the logit of a token already generated is lowered by
     ``frequency_penalty`` times its count plus ``presence_penalty``."""
 
-    max_tokens: int = 64
+    max_tokens: int | None = 64
     temperature: float = 0.0
     top_p: float = 1.0
     stop: tuple[str, ...] = ()
@@ -27,7 +28,7 @@ class Sampling:
     presence_penalty: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.max_tokens < 0:
+        if self.max_tokens is not None and self.max_tokens < 0:
             raise ValueError(f"max_tokens must be >= 0, got {self.max_tokens}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")

@@ -40,6 +40,10 @@ def gguf_file(model: str | os.PathLike[str]) -> Path:
     return path
 
 
+#: More tokens than a chat template adds around one message (Qwen's and SmolLM2's ChatML: 5).
+TEMPLATE_TOKENS = 16
+
+
 class LlamaCppBackend:
     """``generate``/``chat`` with llama.cpp, ``score`` from its logits (lamorel's sum of log-probabilities).
 
@@ -81,11 +85,15 @@ class LlamaCppBackend:
         self.logits_all = logits_all
         self.usage = TokenUsage()
 
-    @staticmethod
-    def _options(settings: Sampling) -> dict[str, Any]:
-        """llama.cpp's names for the sampling settings (seed -1: a random seed), its other samplers off."""
+    def _options(self, settings: Sampling, prompt_tokens: Callable[[], int]) -> dict[str, Any]:
+        """llama.cpp's names for the sampling settings (seed -1: a random seed), its other samplers off;
+        ``max_tokens=None`` becomes what the context leaves after the prompt (``prompt_tokens()``, counted
+        only then) less one: llama-cpp-python's own None runs one token past a full context and fails."""
+        limit = settings.max_tokens
+        if limit is None:
+            limit = max(self.llm.n_ctx() - prompt_tokens() - 1, 1)
         return {
-            "max_tokens": settings.max_tokens,
+            "max_tokens": limit,
             "temperature": settings.temperature,
             "top_p": settings.top_p,
             "top_k": 0,
@@ -95,9 +103,17 @@ class LlamaCppBackend:
             **settings.penalties(),
         }
 
+    def _tokens(self, prompt: str | list[int]) -> int:
+        return len(prompt) if isinstance(prompt, list) else len(self.llm.tokenize(prompt.encode(), special=True))
+
+    def _chat_tokens(self, messages: Sequence[Message]) -> int:
+        """An upper bound on the tokens of ``messages`` in the GGUF's chat template: their contents' tokens
+        plus ``TEMPLATE_TOKENS`` per message for the role markers."""
+        return sum(self._tokens(m["content"]) + TEMPLATE_TOKENS for m in messages) + TEMPLATE_TOKENS
+
     def _complete(self, prompt: str | list[int], settings: Sampling) -> str:
         start = time.perf_counter()
-        response = self.llm.create_completion(prompt, **self._options(settings))
+        response = self.llm.create_completion(prompt, **self._options(settings, lambda: self._tokens(prompt)))
         usage = response["usage"]
         self.usage.add(usage["prompt_tokens"], usage["completion_tokens"], seconds=time.perf_counter() - start)
         return response["choices"][0]["text"]
@@ -111,7 +127,8 @@ class LlamaCppBackend:
         if self.chat_prompt is not None:
             return self._complete(self.chat_prompt(messages), settings)
         start = time.perf_counter()
-        response = self.llm.create_chat_completion(messages=[dict(m) for m in messages], **self._options(settings))
+        options = self._options(settings, lambda: self._chat_tokens(messages))
+        response = self.llm.create_chat_completion(messages=[dict(m) for m in messages], **options)
         usage = response["usage"]
         self.usage.add(usage["prompt_tokens"], usage["completion_tokens"], seconds=time.perf_counter() - start)
         return response["choices"][0]["message"]["content"] or ""

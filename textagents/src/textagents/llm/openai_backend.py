@@ -154,11 +154,9 @@ class OpenAIBackend:
 
     @staticmethod
     def _sampling_kwargs(sampling: Sampling) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "max_tokens": sampling.max_tokens,
-            "temperature": sampling.temperature,
-            "top_p": sampling.top_p,
-        }
+        kwargs: dict[str, Any] = {"temperature": sampling.temperature, "top_p": sampling.top_p}
+        if sampling.max_tokens is not None:  # None: the server's default, up to the model's context
+            kwargs["max_tokens"] = sampling.max_tokens
         if sampling.stop:
             kwargs["stop"] = list(sampling.stop)
         if sampling.seed is not None:

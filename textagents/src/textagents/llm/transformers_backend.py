@@ -343,6 +343,19 @@ class TransformersBackend:
                 results += self._generate_batch(prompts[start : start + self.batch_size], sampling, logprobs)
         return results
 
+    def _new_tokens(self, sampling: Sampling, prompt_length: int) -> int:
+        """``sampling.max_tokens``, or for ``None`` what the model's context leaves after the prompt."""
+        if sampling.max_tokens is not None:
+            return sampling.max_tokens
+        config = self.model.config
+        context = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+        if context is None:
+            raise ValueError(
+                f"max_tokens=None asks for the model's context, but {self.model_name}'s config has no "
+                "max_position_embeddings (n_positions): give max_tokens"
+            )
+        return max(context - (0 if self.seq2seq else prompt_length), 1)
+
     def _generate_batch(self, prompts: Sequence[str | list[int]], sampling: Sampling, logprobs: int) -> list[Generated]:
         start = time.perf_counter()
         prompt_ids = [self.encode(p) if isinstance(p, str) else list(p) for p in prompts]
@@ -351,7 +364,7 @@ class TransformersBackend:
             self.usage.add(sum(map(len, prompt_ids)), 0, seconds=time.perf_counter() - start)
             return [Generated("", [], [], [], "length", prompt_tokens=len(ids)) for ids in prompt_ids]
         sample = sampling.temperature > 0
-        options: dict[str, Any] = {"do_sample": sample, "max_new_tokens": sampling.max_tokens}
+        options: dict[str, Any] = {"do_sample": sample, "max_new_tokens": self._new_tokens(sampling, ids.shape[1])}
         if sample:
             options.update(temperature=sampling.temperature, top_p=sampling.top_p, top_k=0)
         if sampling.penalties():

@@ -78,8 +78,9 @@ def prompts(source: str = "ours") -> dict[str, str]:
     return texts
 
 
-#: The original's LLM temperature (0.5), seeded so that a run is reproducible.
-SAMPLING = {"max_tokens": 512, "temperature": 0.5, "seed": 0}
+#: The original's LLM settings (``utils/azure_llm.py:4-10``: temperature 0.5 and no ``max_tokens``, so an answer
+#: runs until the model stops or its context is full), seeded so that a run is reproducible.
+SAMPLING = {"max_tokens": None, "temperature": 0.5, "seed": 0}
 _CODE_BLOCK = re.compile(r"```python\n(.*)```", re.DOTALL)
 
 
