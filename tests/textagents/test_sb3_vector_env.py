@@ -85,6 +85,13 @@ def test_training_on_the_batched_env_equals_training_on_dummy_vec_env(tmp_path):
     assert all(torch.equal(batched[name], dummy[name]) for name in batched)
 
 
+def test_pixels_train_on_single_envs():
+    config = TrainConfig("Crafter-Text-v0", obs_mode="text+pixels", image_size=0, n_envs=2, env_kwargs={"length": 5})
+    vec_env = make_vec_env(config, HashedBagOfWords())
+    assert isinstance(vec_env.unwrapped, DummyVecEnv) and "image" in vec_env.observation_space.spaces
+    vec_env.close()
+
+
 def test_vectorization_must_be_known():
     with pytest.raises(ValueError, match=r"vectorization='async' is not valid; choose one of \('batched', 'dummy'\)"):
         TrainConfig("Crafter-Text-v0", vectorization="async")

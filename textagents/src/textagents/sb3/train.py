@@ -139,10 +139,11 @@ class Checkpoints(BaseCallback):
 
 def make_vec_env(config: TrainConfig, featurizer: TextFeaturizer, env_id: str | None = None) -> VecEnv:
     """``n_envs`` featurized copies of the env (they share the featurizer and its embedding cache): the
-    family's batched vector env (``SB3VectorEnv``) when ``config.vectorization`` is ``batched`` and the env
-    registers one (with no image resizing), else a ``DummyVecEnv`` of ``make_sb3_env`` envs."""
+    family's batched vector env (``SB3VectorEnv``) when ``config.vectorization`` is ``batched``, the env
+    registers one and the observations are text (every batched env gives text; pixels stay on single envs),
+    else a ``DummyVecEnv`` of ``make_sb3_env`` envs."""
     env_id = env_id or config.env_id
-    if config.vectorization == "batched" and gym.spec(env_id).vector_entry_point and not config.image_size:
+    if config.vectorization == "batched" and gym.spec(env_id).vector_entry_point and config.obs_mode == "text":
         vector = textenvs.make_vec(
             env_id,
             config.n_envs,
