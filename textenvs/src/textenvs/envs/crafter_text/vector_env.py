@@ -95,11 +95,8 @@ class CrafterTextVectorEnv(VectorEnv):
         if len(seeds) != self.num_envs:
             raise ValueError(f"{len(seeds)} seeds given for {self.num_envs} envs")
         self._rngs = [seeding.np_random(s)[0] for s in seeds]
-        self._new_worlds(np.arange(self.num_envs))
         self._autoreset[:] = False
-        nothing = np.zeros(self.num_envs, bool)
-        semantic = self.batch.semantic()
-        return self._observation(semantic), self._info(nothing, nothing, semantic)
+        return self._restart(np.arange(self.num_envs))
 
     def _new_worlds(self, rows: np.ndarray) -> None:
         """As ``CrafterTextEnv._reset_world``: each env's generator draws its world seed (and a noise seed)."""
@@ -131,7 +128,7 @@ class CrafterTextVectorEnv(VectorEnv):
         return batch[0], rewards, terminated, truncated, batch[1]
 
     def _restart(self, rows: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
-        """New worlds for ``rows`` and every env's observation and info after (``SAME_STEP``)."""
+        """New worlds for ``rows`` and every env's observation and info after (reset, ``SAME_STEP``)."""
         self._new_worlds(rows)
         semantic = self.batch.semantic()
         nothing = np.zeros(self.num_envs, bool)
