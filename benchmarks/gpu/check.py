@@ -71,11 +71,12 @@ def tokenizer_for(texts: list[str]):
     return train_tokenizer([*texts, PROMPT, *COMMANDS])
 
 
-def saved_model(kind: str, sizes: dict[str, Any], folder: Path) -> Path:
-    """A random ``kind`` (t5 / llama) model with ``sizes`` and a tokenizer trained here, saved in ``folder``."""
+def saved_model(kind: str, sizes: dict[str, Any], folder: Path, texts: list[str] | None = None) -> Path:
+    """A random ``kind`` (t5 / llama) model with ``sizes`` and a tokenizer trained here (also on ``texts``),
+    saved in ``folder``."""
     from transformers import LlamaConfig, LlamaForCausalLM, T5Config, T5ForConditionalGeneration
 
-    tokenizer = tokenizer_for([])
+    tokenizer = tokenizer_for(texts or [])
     ids = {"pad_token_id": tokenizer.pad_token_id, "eos_token_id": tokenizer.eos_token_id}
     torch.manual_seed(0)
     if kind == "t5":
@@ -107,63 +108,90 @@ def timed(step: Callable[[], int], device: str, budget_s: float, max_steps: int)
 
 # ---------------------------------------------------------------------- parts
 def glam(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
-    """GLAM's PPO on the LLM (lamorel-style Caller): score each env's commands a frame, one PPO update an
-    iteration, with the paper's 32 envs (4 frames each here; on the CPU 8 envs, 1 frame)."""
+    """GLAM's PPO on the LLM (lamorel-style Caller), as ``glam.llm_learner`` runs it: each frame scores every
+    env's commands and values its state (BabyAI-Text GoToLocal, GLAM's prompt), samples the commands and steps
+    the envs; an iteration is 4 frames of the paper's 32 envs, then the paper's update (4 epochs, minibatches
+    of 64, micro-batches of 4; the same update work per frame as its 40 frames). On the CPU: 8 envs, 1 frame.
+    The tokenizer is a small BPE trained here (longer token sequences than T5's: a conservative rate)."""
     from textagents.llm.lamorel import Caller, LLMSpec
     from textagents.llm.transformers_backend import ValueHead
+    from textagents.methods.glam.episodes import Episodes
     from textagents.methods.glam.ppo import PPOSettings
     from textagents.methods.glam.scoring import POLICY, CommandScores
     from textagents.methods.glam.updater import VALUE, PPOUpdater
 
     envs, frames_per_env = (4, 2) if quick else (32, 4) if device != "cpu" else (8, 1)  # the CPU: a sample
+    episodes = Episodes("BabyAI-Text-GoToLocal-v0", envs, None, first_seed=0)
+    settings = PPOSettings(epochs=4, minibatch_size=64)
+    rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as folder:
-        path = saved_model("t5", QUICK_T5 if quick else FLAN_T5_LARGE, Path(folder))
+        texts = [episodes.context(i) for i in range(envs)]
+        path = saved_model("t5", QUICK_T5 if quick else FLAN_T5_LARGE, Path(folder), texts)
         heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=64 if quick else 1024)}
         spec = LLMSpec(str(path), heads, device=device, dtype="auto")
-        rng = np.random.default_rng(0)
-        with Caller(spec, PPOUpdater(PPOSettings(epochs=1), micro_batch=8)) as caller:
+        with Caller(spec, PPOUpdater(settings, micro_batch=4)) as caller:
 
             def iteration() -> int:
-                contexts = [PROMPT] * envs
-                candidates = [COMMANDS] * envs
-                rows = []
+                contexts, candidates, actions, logprobs, values = [], [], [], [], []
                 for _ in range(frames_per_env):
-                    rows += caller.custom_module_fns([VALUE], contexts, candidates)
-                n = len(rows)
+                    step_contexts = [episodes.context(i) for i in range(envs)]
+                    step_candidates = [episodes.candidates(i) for i in range(envs)]
+                    for i, row in enumerate(caller.custom_module_fns([POLICY, VALUE], step_contexts, step_candidates)):
+                        scores = np.asarray(row[POLICY], dtype=np.float64)
+                        log_probs = scores - np.logaddexp.reduce(scores)
+                        action = int(rng.choice(len(log_probs), p=np.exp(log_probs)))
+                        episodes.step(i, action)
+                        actions.append(action)
+                        logprobs.append(float(log_probs[action]))
+                        values.append(float(row[VALUE][0]))
+                    contexts += step_contexts
+                    candidates += step_candidates
+                n = len(contexts)
                 caller.update(
-                    [PROMPT] * n,
-                    [COMMANDS] * n,
-                    actions=rng.integers(0, len(COMMANDS), n).tolist(),
-                    logprobs=[-float(np.log(len(COMMANDS)))] * n,
-                    values=[float(r[VALUE][0]) for r in rows],
+                    contexts,
+                    candidates,
+                    actions=actions,
+                    logprobs=logprobs,
+                    values=values,
                     advantages=rng.normal(size=n).tolist(),
                     returns=rng.normal(size=n).tolist(),
-                    minibatches=4,
+                    minibatches=max(1, round(n / settings.minibatch_size)),
                     seed=0,
                 )
                 return n
 
+            tokenizer = tokenizer_for(texts)
+            tokens = [len(tokenizer.encode(text)) for text in texts]
             frames, seconds, steps = timed(iteration, device, budget_s, max_steps)
-    return {"frames_per_s": frames / seconds, "frames": frames, "iterations": steps, "seconds": seconds}
+    episodes.close()
+    return {
+        "frames_per_s": frames / seconds,
+        "frames": frames,
+        "iterations": steps,
+        "seconds": seconds,
+        "prompt_tokens_mean": float(np.mean(tokens)),
+    }
 
 
-def ellm(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
+def ellm(device: str, budget_s: float, quick: bool, max_steps: int, cuda_graphs: bool = False) -> dict[str, Any]:
     """ELLM's DQN (dueling, double, 3-step) at the paper's sizes on synthetic 84x84x4 frames and 384-d caption
-    embeddings: acting and an update every 4 frames, batch 64."""
+    embeddings: acting and an update every 4 frames, batch 64; ``cuda_graphs`` as the option."""
     from textagents.methods.ellm.dqn import DQNAgent, DQNSettings
 
     shape, hidden, text = ((36, 36, 1), 32, 16) if quick else ((84, 84, 4), 512, 384)
-    settings = DQNSettings(buffer_size=20_000, learning_starts=256, epsilon_frames=10**9)
+    settings = DQNSettings(buffer_size=20_000, learning_starts=256, epsilon_frames=10**9, cuda_graphs=cuda_graphs)
     agent = DQNAgent(text, 17, settings, frame_shape=shape, hidden=hidden, device=resolve_device(device))
     rng = np.random.default_rng(0)
     frames = rng.integers(0, 255, (256, *shape), dtype=np.uint8)
     texts = rng.normal(size=(256, text)).astype(np.float32)
 
     def chunk() -> int:
-        for i in range(64):
-            frame, caption = frames[(agent.frames + i) % 256], texts[(agent.frames + i) % 256]
+        for _ in range(64):
+            t = agent.frames
+            frame, caption = frames[t % 256], texts[t % 256]
             action = agent.act(frame, caption, epsilon=0.0)
-            agent.observe(frame, caption, action, 0.0, frame, caption, False, False)
+            ended = t % 400 == 399  # 400-frame episodes: the replay draws finished episodes only
+            agent.observe(frame, caption, action, 0.0, frame, caption, ended, False)
         return 64
 
     while agent.frames < settings.learning_starts:
@@ -172,16 +200,16 @@ def ellm(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str,
     return {"frames_per_s": done / seconds, "frames": done, "updates": len(agent.losses), "seconds": seconds}
 
 
-def bk(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
+def bk(device: str, budget_s: float, quick: bool, max_steps: int, vec_env: str = "sync") -> dict[str, Any]:
     """BK's PPO (SB3 with the original's update and policy network) on BabyAI-Text, no shaping: an iteration is
-    one update on the paper's 8 envs x 128 steps."""
+    one update on the paper's 8 envs x 128 steps, the envs in this process or (``vec_env``) in subprocesses."""
     import textenvs  # noqa: F401  (registers the envs)
     from textagents.methods.bk.config import BKConfig
     from textagents.methods.bk.method import BKMethod
     from textagents.methods.core.config import config_from_dict
     from textagents.methods.core.method import RunContext
 
-    settings: dict[str, Any] = {"shaping": "none", "device": device, "eval_episodes": 1}
+    settings: dict[str, Any] = {"shaping": "none", "device": device, "eval_episodes": 1, "vec_env": vec_env}
     if quick:
         settings.update(envs=2, steps_per_env=16, minibatch_size=32)
     settings["frames_per_iteration"] = settings.get("envs", 8) * settings.get("steps_per_env", 128)  # one update
@@ -278,7 +306,15 @@ def lgqd(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str,
     return {"samples_per_s": samples / seconds, "samples": samples, "steps": done, "seconds": seconds}
 
 
-PARTS = {"glam": glam, "ellm": ellm, "bk": bk, "llm_personalize": llm_personalize, "lgqd": lgqd}
+PARTS = {
+    "glam": glam,
+    "ellm": ellm,
+    "ellm_cuda_graphs": functools.partial(ellm, cuda_graphs=True),
+    "bk": bk,
+    "bk_subproc": functools.partial(bk, vec_env="subproc"),
+    "llm_personalize": llm_personalize,
+    "lgqd": lgqd,
+}
 
 
 # ---------------------------------------------------------------------- driver
@@ -305,6 +341,7 @@ def main() -> None:
     parser.add_argument("--cpu-steps", type=int, default=1, help="steps each part times on the CPU too (0: none)")
     parser.add_argument("--quick", action="store_true", help="tiny models (a run here, on the CPU, in a minute)")
     parser.add_argument("--parts", nargs="+", choices=sorted(PARTS), default=list(PARTS))
+    parser.add_argument("--merge", action="store_true", help="keep --out's other parts (same GPU and settings)")
     args = parser.parse_args()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     device = resolve_device(args.device)
@@ -316,13 +353,20 @@ def main() -> None:
         "budget_s": args.budget_s,
         "parts": {},
     }
+    if args.merge and args.out.exists():
+        earlier = json.loads(args.out.read_text())
+        if {k: v for k, v in earlier.items() if k != "parts"} != {k: v for k, v in report.items() if k != "parts"}:
+            raise SystemExit(f"--merge: {args.out} was measured on another machine or with other settings")
+        report["parts"] = earlier["parts"]
     for name in args.parts:
-        entry = {str(device): run_part(name, str(device), args.budget_s, args.quick, 10**6)}
+        entry = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        entry[str(device)] = run_part(name, str(device), args.budget_s, args.quick, 10**6)
         if device.type == "cuda" and args.cpu_steps:
             entry["cpu"] = run_part(name, "cpu", args.budget_s, args.quick, args.cpu_steps)
         report["parts"][name] = entry
         write_json_atomic(args.out, report)
-        print(json.dumps({name: {d: {k: v for k, v in r.items() if k != "traceback"} for d, r in entry.items()}}))
+        shown = {d: {k: v for k, v in r.items() if k != "traceback"} for d, r in entry.items() if d != "date"}
+        print(json.dumps({name: shown}))
 
 
 if __name__ == "__main__":

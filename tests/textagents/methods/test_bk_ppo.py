@@ -112,6 +112,8 @@ def test_evaluation_takes_the_argmax_unless_told_otherwise(tmp_path, monkeypatch
         ({"code_cache_entries": -1}, "code_cache_entries must be >= 0 \\(0: no cache\\), got -1"),
         ({"pref_heads": 3}, "pref_width must be a multiple of pref_heads \\(3\\), got 32"),
         ({"goal_threshold": 1.5}, "goal_threshold must be in \\(0, 1\\] \\(or null: the rule's own\\), got 1.5"),
+        ({"vec_env": "async"}, "vec_env must be one of \\['sync', 'subproc'\\], got 'async'"),
+        ({"vec_env": "subproc"}, "vec_env subproc needs shaping none .* got shaping .code."),
     ],
 )
 def test_bad_settings_are_refused_with_what_is_valid(setting, error):
@@ -165,3 +167,21 @@ def test_each_shaping_form_is_wired_into_ppo(tmp_path, form):
     if form == "original":
         assert method.lagged.last_term.shape == (8, 2) and np.abs(method.lagged.last_term).sum() > 0
     method.close()
+
+
+def test_envs_in_subprocesses_train_the_same_policy_as_in_one_process(tmp_path):
+    """``vec_env: subproc`` is an execution choice: the same seeds give the same rollouts and weights."""
+    weights = {}
+    for vec_env in ("sync", "subproc"):
+        config = BKConfig(shaping="none", vec_env=vec_env, envs=2, steps_per_env=32, minibatch_size=32, eval_episodes=1)
+        config = BKConfig(**{**config.as_dict(), "frames_per_iteration": 128})
+        method = BKMethod(config, RunContext(tmp_path / vec_env, lambda: pytest.fail("no LLM"), UNSAFE_LOCAL_EXEC_HERE))
+        try:
+            method.train_iteration(1)
+            assert method.frames == 128
+            weights[vec_env] = {k: v.clone() for k, v in method.model.policy.state_dict().items()}
+        finally:
+            method.close()
+    assert type(method.model.get_env().unwrapped).__name__ == "SubprocVecEnv"
+    assert weights["sync"].keys() == weights["subproc"].keys()
+    assert all(torch.equal(weights["sync"][k], weights["subproc"][k]) for k in weights["sync"])

@@ -71,7 +71,7 @@ def _run(agent: DQNAgent, batch: dict[str, torch.Tensor]) -> list[dict]:
     """The golden's schedule: an update per step, a sync after every ``sync_every``-th."""
     steps = [{"target_q": _q(agent.target, batch), "online_q": _q(agent.online, batch)}]
     for step in range(1, RUN["updates"] + 1):
-        loss = agent.learn(batch)
+        loss = float(agent.learn(batch))
         if step % RUN["sync_every"] == 0:
             agent.sync_target()
         steps.append({"loss": loss, "target_q": _q(agent.target, batch), "online_q": _q(agent.online, batch)})

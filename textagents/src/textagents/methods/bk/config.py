@@ -11,6 +11,7 @@ from textagents.methods.core.original_prompts import PROMPT_SOURCES
 SHAPINGS = ("none", "code", "goal", "pref")
 PREF_LABELLERS = ("llm", "env")
 POLICY_NETWORKS = ("cnn", "mlp")
+VEC_ENVS = ("sync", "subproc")
 GOAL_RULES = ("original", "count")
 #: BK-Goal's similarity thresholds for all-MiniLM-L6-v2 per rule (the paper's 0.85 was for bert-small),
 #: from ``benchmarks/methods/bk/calibrate_goal_threshold.py`` on real BabyAI-Text captions: a goal against
@@ -58,9 +59,11 @@ class BKConfig(MethodConfig):
     ``value_clip`` (None: unclipped), ``max_grad_norm``; ``time_limit_as_done``: a truncated episode's
     target ends there (the original) instead of SB3's bootstrap; ``policy_network``: ``cnn`` (the original's
     network, ``policy.OriginalPolicy``) or ``mlp`` (SB3's default MultiInputPolicy over every part of the
-    observation, the mission's words included). Each iteration trains on ``frames_per_iteration`` frames;
-    evaluation: ``eval_episodes``, actions by argmax (``eval_deterministic``, the original's) or sampled,
-    success = return > 0."""
+    observation, the mission's words included); ``vec_env``: ``sync``, the original's (one process), or
+    ``subproc`` (ours: each env in a process of its own, SB3's ``SubprocVecEnv``; the same rollouts, for
+    machines with cores to spare; ``shaping: none`` only, since the potentials live in this process). Each
+    iteration trains on ``frames_per_iteration`` frames; evaluation: ``eval_episodes``, actions by argmax
+    (``eval_deterministic``, the original's) or sampled, success = return > 0."""
 
     env_id: str = "BabyAI-Text-GoToLocal-RedBall-S20-v0"
     shaping: str = "code"
@@ -101,6 +104,7 @@ class BKConfig(MethodConfig):
     max_grad_norm: float = 0.5
     time_limit_as_done: bool = True
     policy_network: str = "cnn"
+    vec_env: str = "sync"
     frames_per_iteration: int = 8192
     eval_episodes: int = 50
     eval_deterministic: bool = True
@@ -114,8 +118,13 @@ class BKConfig(MethodConfig):
             ("shaping_form", SHAPING_FORMS),
             ("policy_network", POLICY_NETWORKS),
             ("goal_rule", GOAL_RULES),
+            ("vec_env", VEC_ENVS),
         ):
             self.require_choice(name, valid)
+        if self.vec_env == "subproc" and self.shaping != "none":
+            raise ValueError(
+                f"vec_env subproc needs shaping none (the potentials live here), got shaping {self.shaping!r}"
+            )
         if self.goal_threshold is not None and not 0 < self.goal_threshold <= 1:
             raise ValueError(f"goal_threshold must be in (0, 1] (or null: the rule's own), got {self.goal_threshold}")
         if not 0 <= self.pref_smoothing < 1:

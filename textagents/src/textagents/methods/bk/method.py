@@ -20,6 +20,8 @@ continues the run in distribution, not step for step.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -43,6 +45,16 @@ EVAL_SEED_OFFSET = 1_000_000
 KNOWLEDGE: dict[str, type[Knowledge]] = {"code": CodeKnowledge, "goal": GoalKnowledge, "pref": PrefKnowledge}
 
 
+def ppo_env(env_id: str, shape: Callable[[gym.Env], gym.Env] | None = None) -> gym.Env:
+    """``env_id`` as PPO sees it: ``shape``d (by a potential's wrapper), in the family's observation, under a
+    ``Monitor`` recording each episode's return as the env pays it (not the lagged term). A module-level
+    function: a subprocess can build the unshaped one."""
+    from stable_baselines3.common.monitor import Monitor
+
+    env = gym.make(env_id, action_mode="discrete")
+    return Monitor(family_of(env_id).observation(shape(env) if shape is not None else env))
+
+
 class BKMethod(Method):
     name = "bk"
     summary = "background-knowledge shaping: PPO with a potential from an LLM (BK-Code sandboxed, BK-Goal, BK-Pref)"
@@ -64,24 +76,22 @@ class BKMethod(Method):
 
     # ------------------------------------------------------------------ pieces
     def _shaped_env(self) -> gym.Env:
-        config = self.config
-        env = gym.make(config.env_id, action_mode="discrete")
-        if self.potential is not None:
-            history = self.knowledge.history if self.knowledge is not None else 0
-            if config.shaping_form == "original":
-                env = PreActionPotential(env, self.potential, reward_scale=config.reward_scale, history=history)
-            else:
-                env = PotentialShaping(
-                    env,
-                    self.potential,
-                    gamma=config.gamma,
-                    reward_scale=config.reward_scale,
-                    form=config.shaping_form,
-                    history=history,
-                )
-        from stable_baselines3.common.monitor import Monitor
+        return ppo_env(self.config.env_id, self._shape if self.potential is not None else None)
 
-        return Monitor(self.family.observation(env))  # each episode's return as the env pays it (not the lagged term)
+    def _shape(self, env: gym.Env) -> gym.Env:
+        """``env`` shaped by the potential in ``shaping_form``."""
+        config = self.config
+        history = self.knowledge.history if self.knowledge is not None else 0
+        if config.shaping_form == "original":
+            return PreActionPotential(env, self.potential, reward_scale=config.reward_scale, history=history)
+        return PotentialShaping(
+            env,
+            self.potential,
+            gamma=config.gamma,
+            reward_scale=config.reward_scale,
+            form=config.shaping_form,
+            history=history,
+        )
 
     def _policy(self) -> tuple[Any, dict[str, Any]]:
         """The policy class and its keyword arguments for ``policy_network``."""
@@ -92,7 +102,7 @@ class BKMethod(Method):
         return OriginalPolicy, {"features_extractor_kwargs": self.family.network}
 
     def _build(self, env_seed: int) -> None:
-        from stable_baselines3.common.vec_env import DummyVecEnv
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
         from textagents.methods.bk.ppo import (
             OriginalPPO,
@@ -105,7 +115,10 @@ class BKMethod(Method):
         config = self.config
         if self.knowledge is not None:
             self.potential = self.knowledge.potential()
-        vec_env = DummyVecEnv([self._shaped_env for _ in range(config.envs)])
+        if config.vec_env == "subproc":
+            vec_env = SubprocVecEnv([functools.partial(ppo_env, config.env_id)] * config.envs)
+        else:
+            vec_env = DummyVecEnv([self._shaped_env for _ in range(config.envs)])
         buffer: dict[str, Any] = {}
         if self.potential is not None and config.shaping_form == "original":
             if isinstance(self.potential, CachedPotential) and config.code_batch:

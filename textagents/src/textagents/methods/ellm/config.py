@@ -53,6 +53,7 @@ class EllmConfig(MethodConfig):
     copy. ``replay_sampling``: ``episode``, as the original, draws finished episodes uniformly, then a start
     in each (``ReplaySampling``); ``transition`` (ours) draws transitions uniformly. ``clip_reward``, as the
     original's ``config.yaml``: each step's reward clipped to [-1, 1] inside the n-step return.
+    ``cuda_graphs`` (ours, off by default): on CUDA the DQN's update and greedy acting replay CUDA graphs.
     DQN: the original's ``config.yaml`` (``learning_rate``, ``n_steps``, ..., ``frame_size`` 84,
     ``greyscale``, ``frame_stack`` 4, heads of ``head_layers`` hidden layers of ``hidden`` units).
     Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``, counting achievements."""
@@ -75,6 +76,7 @@ class EllmConfig(MethodConfig):
     target_network: str = "shared_encoder"
     replay_sampling: str = "episode"
     clip_reward: bool = True
+    cuda_graphs: bool = False
     frames_per_iteration: int = 10_000
     learning_rate: float = 6.25e-5
     gamma: float = 0.99

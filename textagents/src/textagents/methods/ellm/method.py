@@ -19,7 +19,7 @@ import numpy as np
 import textenvs  # noqa: F401  (registers the ids)
 from textagents.methods.core.allocator import keep_freed_memory
 from textagents.methods.core.method import Method, RunContext
-from textagents.methods.core.optimizer_state import load_optimizer_tensors, optimizer_tensors
+from textagents.methods.core.optimizer_state import optimizer_tensors
 from textagents.methods.core.run_dir import Checkpoint
 from textagents.methods.ellm.config import EllmConfig
 from textagents.methods.ellm.dqn import DQNAgent, DQNSettings, reinitialise_as_original
@@ -83,6 +83,7 @@ class EllmMethod(Method):
             target_network=config.target_network,
             replay_sampling=config.replay_sampling,
             clip_reward=config.clip_reward,
+            cuda_graphs=config.cuda_graphs,
         )
         self.agent = DQNAgent(
             text_size,
@@ -247,7 +248,7 @@ class EllmMethod(Method):
 
     def restore(self, checkpoint: Checkpoint) -> None:
         self.agent.load_tensors(checkpoint.tensors)
-        load_optimizer_tensors(self.agent.optimizer, checkpoint.tensors, prefix="adam.")
+        self.agent.load_optimizer(checkpoint.tensors, prefix="adam.")
         self.agent.frames = int(checkpoint.state["frames"])
         self.agent.rng.bit_generator.state = checkpoint.state["rng"]
         self.episodes = int(checkpoint.state["episodes"])
