@@ -107,11 +107,12 @@ def timed(step: Callable[[], int], device: str, budget_s: float, max_steps: int)
 
 
 # ---------------------------------------------------------------------- parts
-def glam(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str, Any]:
+def glam(device: str, budget_s: float, quick: bool, max_steps: int, micro_batch: int = 4) -> dict[str, Any]:
     """GLAM's PPO on the LLM (lamorel-style Caller), as ``glam.llm_learner`` runs it: each frame scores every
     env's commands and values its state (BabyAI-Text GoToLocal, GLAM's prompt), samples the commands and steps
     the envs; an iteration is 4 frames of the paper's 32 envs, then the paper's update (4 epochs, minibatches
-    of 64, micro-batches of 4; the same update work per frame as its 40 frames). On the CPU: 8 envs, 1 frame.
+    of 64 in ``micro_batch``es, the paper's 4; the same update work per frame as its 40 frames). On the CPU:
+    8 envs, 1 frame.
     The tokenizer is a small BPE trained here (longer token sequences than T5's: a conservative rate)."""
     from textagents.llm.lamorel import Caller, LLMSpec
     from textagents.llm.transformers_backend import ValueHead
@@ -129,7 +130,7 @@ def glam(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str,
         path = saved_model("t5", QUICK_T5 if quick else FLAN_T5_LARGE, Path(folder), texts)
         heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=64 if quick else 1024)}
         spec = LLMSpec(str(path), heads, device=device, dtype="auto")
-        with Caller(spec, PPOUpdater(settings, micro_batch=4)) as caller:
+        with Caller(spec, PPOUpdater(settings, micro_batch=micro_batch)) as caller:
 
             def iteration() -> int:
                 contexts, candidates, actions, logprobs, values = [], [], [], [], []
@@ -308,6 +309,7 @@ def lgqd(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str,
 
 PARTS = {
     "glam": glam,
+    "glam_micro_batch_64": functools.partial(glam, micro_batch=64),
     "ellm": ellm,
     "ellm_cuda_graphs": functools.partial(ellm, cuda_graphs=True),
     "bk": bk,
