@@ -149,6 +149,25 @@ def test_one_update_changes_the_weights_and_lowers_the_loss(tiny_models, seq2seq
     assert any(k.startswith("updater.") for k in after_state)  # Adam's moments, for checkpoints
 
 
+def test_the_micro_batch_size_changes_the_memory_not_the_update(tiny_models):
+    """Micro-batches accumulate into one gradient a minibatch: micro-batches of 1 and of the whole batch (the
+    paper's 4 against a GPU's 64) give the same weights to float rounding."""
+    states, logged = [], []
+    settings = PPOSettings(epochs=2, learning_rate=1e-3, max_grad_norm=1e6)  # no clipping: the gradient's norm shows
+    for micro_batch in (1, 64):
+        with Caller(_spec(tiny_models), PPOUpdater(settings, micro_batch)) as caller:
+            contexts, candidates, kwargs = _batch(caller)
+            before = caller.trainable_state()
+            logged += caller.update(contexts, candidates, **kwargs)
+            states.append(caller.trainable_state())
+    keys = [k for k in before if k.startswith("model.")]
+    assert any(not torch.equal(before[k], states[0][k]) for k in keys)
+    for name in ("loss", "grad_norm", "entropy"):
+        assert logged[0][name] == pytest.approx(logged[1][name], rel=1e-4), name
+    for k in keys:
+        torch.testing.assert_close(states[0][k], states[1][k], rtol=1e-4, atol=1e-6, msg=k)
+
+
 def test_two_llm_processes_score_and_update_as_one(tiny_models):
     settings = PPOSettings(epochs=1, learning_rate=1e-3)
     with Caller(_spec(tiny_models), PPOUpdater(settings, micro_batch=4)) as one:

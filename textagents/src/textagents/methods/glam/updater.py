@@ -94,7 +94,7 @@ class PPOUpdater(Updater):
         for _ in range(self.settings.epochs):
             for minibatch in np.array_split(rng.permutation(len(contexts)), minibatches):
                 optimizer.zero_grad()
-                means: dict[str, float] = {}
+                means: dict[str, torch.Tensor] = {}  # on the device: no synchronisation per micro-batch
                 for rows in micro_batches(minibatch, contexts, candidates, self.micro_batch, by_prompt):
                     logits, new_values = policy_outputs(llm, [contexts[i] for i in rows], [candidates[i] for i in rows])
                     index = torch.as_tensor(rows, dtype=torch.long, device=device)
@@ -111,9 +111,9 @@ class PPOUpdater(Updater):
                     share = len(rows) / len(minibatch)
                     (parts["loss"] * share).backward()
                     for name, value in parts.items():
-                        means[name] = means.get(name, 0.0) + share * float(value.detach())
+                        means[name] = means.get(name, 0.0) + share * value.detach()
                 for name, value in means.items():
-                    logged.setdefault(name, []).append(value)
+                    logged.setdefault(name, []).append(float(value))
                 llm.all_reduce_gradients()
                 grad_norm = torch.nn.utils.clip_grad_norm_(llm.trainable_parameters(), self.settings.max_grad_norm)
                 logged.setdefault("grad_norm", []).append(float(grad_norm))
