@@ -112,8 +112,8 @@ def glam(device: str, budget_s: float, quick: bool, max_steps: int, micro_batch:
     env's commands and values its state (BabyAI-Text GoToLocal, GLAM's prompt), samples the commands and steps
     the envs; an iteration is 4 frames of the paper's 32 envs, then the paper's update (4 epochs, minibatches
     of 64 in ``micro_batch``es, the paper's 4; the same update work per frame as its 40 frames). On the CPU:
-    8 envs, 1 frame.
-    The tokenizer is a small BPE trained here (longer token sequences than T5's: a conservative rate)."""
+    8 envs, 1 frame. The tokenizer is a small BPE trained here (longer token sequences than T5's would be: a
+    conservative rate)."""
     from textagents.llm.lamorel import Caller, LLMSpec
     from textagents.llm.transformers_backend import ValueHead
     from textagents.methods.glam.episodes import Episodes
