@@ -469,6 +469,7 @@ BK_OURS = {
     "code_cache_entries": "Φ's cost, not its value",
     "code_batch": "Φ's cost, not its value",
     "pref_max_tokens": "our snippets are text (the original's are images)",
+    "vec_env": "where the envs run: the same rollouts (sync is the original's)",
 }
 #: Per config file, its fields that are ours (name -> why there is no paper value).
 OURS: dict[str, dict[str, str]] = {
@@ -486,7 +487,7 @@ OURS: dict[str, dict[str, str]] = {
         "drrn_updates": "the DRRN baseline is ours",
         "replay_capacity": "the DRRN baseline is ours",
     },
-    "ellm/paper.yaml": {**RUN_KEEPING, **SERVED},
+    "ellm/paper.yaml": {**RUN_KEEPING, **SERVED, "cuda_graphs": "speed only on CUDA: the same updates"},
     "bk/paper.yaml": BK_OURS,
     "bk/paper_crafter.yaml": {
         **BK_OURS,
