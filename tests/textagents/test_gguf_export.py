@@ -151,6 +151,44 @@ def test_the_backend_completes_the_transformers_prompt_tokens(tmp_path, tokenize
         llama.llm.close()
 
 
+def _whole_sequence_logprob(llm, context: str, candidate: str) -> float:
+    """``candidate``'s log-probability after ``context`` from one evaluation of the two together."""
+    prefix, tokens = llm.tokenize(context.encode()), llm.tokenize(candidate.encode(), add_bos=False)
+    llm.reset()
+    llm.eval(prefix + tokens)
+    logits = np.asarray(llm.scores[len(prefix) - 1 : len(prefix) + len(tokens) - 1], dtype=np.float64)
+    log_probs = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+    return float(sum(log_probs[i, token] for i, token in enumerate(tokens)))
+
+
+def test_the_backend_scores_candidates_as_transformers_does_reading_the_context_once(tmp_path, tokenizer):
+    """``LlamaCppBackend.score`` evaluates a context once and each candidate after it (the KV cache cut back to
+    the context in between): the log-probabilities of evaluating each (context, candidate) whole, those of
+    transformers on the exported float32 model, and as many tokens evaluated as the contexts and candidates
+    hold."""
+    from textagents.llm.llamacpp_backend import LlamaCppBackend
+    from textagents.llm.transformers_backend import TransformersBackend
+    from textagents.testing import save_model
+
+    folder = tmp_path / "model"
+    save_model(tiny_decoder("llama", tokenizer), tokenizer, folder)
+    local = TransformersBackend(folder, score_mode="logprob")
+    path = gguf_export.write_gguf(local.model, local.tokenizer, tmp_path / "model.gguf", outtype="f32")
+    llama = LlamaCppBackend(path)
+    try:
+        contexts = [PROMPTS[0], PROMPTS[2]]
+        candidates = [[" pick up saucer 1", " go to", " kitchen 0"], [" carpet 15", " bathroom 0"]]
+        ours, theirs = llama.score(contexts, candidates), local.score(contexts, candidates)
+        tokens = sum(len(llama.llm.tokenize(c.encode())) for c in contexts)
+        tokens += sum(len(llama.llm.tokenize(o.encode(), add_bos=False)) for row in candidates for o in row)
+        assert llama.usage.prompt_tokens == tokens
+        for context, row, a, b in zip(contexts, candidates, ours, theirs, strict=True):
+            np.testing.assert_allclose(a, [_whole_sequence_logprob(llama.llm, context, o) for o in row], atol=1e-4)
+            np.testing.assert_allclose(a, b, atol=0.02)  # float32 sums of ~8 log-softmaxes over the vocabulary
+    finally:
+        llama.llm.close()
+
+
 def test_llama_cpp_without_max_tokens_generates_until_the_context_is_full(tmp_path, tokenizer, monkeypatch):
     """``max_tokens=None``: as many tokens as the context leaves after the prompt (or until EOS), short of
     llama-cpp-python's own None, which decodes one token past a full context and fails."""

@@ -138,17 +138,25 @@ class LlamaCppBackend:
         if not self.logits_all:
             raise RuntimeError("this LlamaCppBackend was made with logits_all=False: it generates but cannot score")
         return [
-            [self._candidate_logprob(context, c) for c in options]
-            for context, options in zip(contexts, candidates, strict=True)
+            self._candidate_logprobs(context, options) for context, options in zip(contexts, candidates, strict=True)
         ]
 
-    def _candidate_logprob(self, context: str, candidate: str) -> float:
+    def _candidate_logprobs(self, context: str, candidates: Sequence[str]) -> list[float]:
+        """Each candidate's log-probability after ``context``, which is evaluated once: between candidates the
+        evaluated tokens are cut back to the context's (``eval`` drops the KV cache past ``n_tokens``; the
+        context's logits stay)."""
         start = time.perf_counter()
         prefix = self.llm.tokenize(context.encode())
-        tokens = self.llm.tokenize(candidate.encode(), add_bos=False)
         self.llm.reset()
-        self.llm.eval(prefix + tokens)
-        self.usage.add(len(prefix) + len(tokens), 0, seconds=time.perf_counter() - start)
-        logits = np.asarray(self.llm.scores[len(prefix) - 1 : len(prefix) + len(tokens) - 1], dtype=np.float64)
-        log_probs = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
-        return float(sum(log_probs[i, token] for i, token in enumerate(tokens)))
+        self.llm.eval(prefix)
+        evaluated, scores = len(prefix), []
+        for candidate in candidates:
+            tokens = self.llm.tokenize(candidate.encode(), add_bos=False)
+            self.llm.n_tokens = len(prefix)
+            self.llm.eval(tokens)
+            evaluated += len(tokens)
+            logits = np.asarray(self.llm.scores[len(prefix) - 1 : len(prefix) + len(tokens) - 1], dtype=np.float64)
+            log_probs = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+            scores.append(float(sum(log_probs[i, token] for i, token in enumerate(tokens))))
+        self.usage.add(evaluated, 0, seconds=time.perf_counter() - start)
+        return scores
