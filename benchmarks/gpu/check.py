@@ -3,8 +3,9 @@ for a small fixed number of steps: throughput and peak GPU memory per part, writ
 
 No network and no pretrained weights are needed: the LLMs are built from their configs (Flan-T5-large's for
 GLAM, SmolLM2-135M's for LLM-Personalize) with random weights and a tokenizer trained here, and the RL parts
-(ELLM's DQN, LGQD's decision transformer) learn from synthetic inputs of the paper's shapes; BK's PPO runs on
-BabyAI-Text itself. Each part is in its own try/except, so one failure loses only that part.
+(ELLM's DQN, LGQD's decision transformer) learn from synthetic inputs of the paper's shapes; GLAM's rollouts and
+BK's PPO run on BabyAI-Text itself. Each part is in its own try/except, so one failure loses only that part.
+``--merge`` re-measures some parts into an earlier JSON of the same machine and settings (each part dated).
 
     python benchmarks/gpu/check.py --device cuda --budget-s 30 --out $OUT/gpu_check.json   # on a GPU machine
     python benchmarks/gpu/check.py --device cpu --quick --out /tmp/gpu_check.json            # here: tiny sizes
