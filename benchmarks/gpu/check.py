@@ -115,6 +115,8 @@ def glam(device: str, budget_s: float, quick: bool, max_steps: int, micro_batch:
     of 64 in ``micro_batch``es, the paper's 4; the same update work per frame as its 40 frames). On the CPU:
     8 envs, 1 frame. The tokenizer is a small BPE trained here (longer token sequences than T5's would be: a
     conservative rate)."""
+    from transformers import AutoTokenizer
+
     from textagents.llm.lamorel import Caller, LLMSpec
     from textagents.llm.transformers_backend import ValueHead
     from textagents.methods.glam.episodes import Episodes
@@ -162,7 +164,7 @@ def glam(device: str, budget_s: float, quick: bool, max_steps: int, micro_batch:
                 )
                 return n
 
-            tokenizer = tokenizer_for(texts)
+            tokenizer = AutoTokenizer.from_pretrained(path)  # the one saved with the model
             tokens = [len(tokenizer.encode(text)) for text in texts]
             frames, seconds, steps = timed(iteration, device, budget_s, max_steps)
     episodes.close()
