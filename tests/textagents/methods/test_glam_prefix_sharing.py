@@ -6,10 +6,13 @@ scheme (Llama's rotary, GPT-2's learned) and a seq2seq model; and the same PPO u
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 import torch
 
+from tests.textagents.reference import seq2seq_candidates_repeated
 from textagents.llm.lamorel import Caller, LLMHandle
 from textagents.llm.shared_prefix import shared_prefix_length
 from textagents.methods.glam.config import GlamConfig
@@ -126,6 +129,41 @@ def test_prefix_sharing_gives_the_numbers_and_gradients_of_full_prompts(models, 
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * float(expected.abs().max()))
     assert logits[0].tolist() == logits[2].tolist()  # the repeated prompt: one computation
     assert np.ptp(logits[0].detach().numpy()) > 1e-3  # commands that score apart: a wrong position would show
+
+
+@pytest.mark.parametrize("scoring", ["paper", "logprob"])
+def test_t5_cross_attention_computed_once_per_prompt_gives_the_numbers_of_repeated_encoder_states(
+    models, scoring, monkeypatch
+):
+    once, repeated = (_backend(models["t5"], True, scoring=scoring) for _ in range(2))
+    monkeypatch.setattr(repeated, "_seq2seq_candidates", partial(seq2seq_candidates_repeated, repeated))
+    candidates = [COMMANDS] * len(CONTEXTS)
+    (parts, logits, values), (ref_parts, ref_logits, ref_values) = (
+        _ppo_parts(b, CONTEXTS, candidates) for b in (once, repeated)
+    )
+    outputs = {"logits": logits, "values": values, **parts}
+    for name, value in {"logits": ref_logits, "values": ref_values, **ref_parts}.items():
+        np.testing.assert_allclose(outputs[name].detach(), value.detach(), **TOLERANCE, err_msg=name)
+    parts["loss"].backward()
+    ref_parts["loss"].backward()
+    got, expected = (torch.cat([g.flatten() for g in _gradients(b).values()]) for b in (once, repeated))
+    assert float((got - expected).norm()) <= 5e-5 * float(expected.norm())
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * float(expected.abs().max()))
+    assert np.ptp(logits[0].detach().numpy()) > 1e-3
+
+
+def test_t5_projects_each_prompt_for_cross_attention_once_not_once_per_command(models):
+    backend = _backend(models["t5"], True)
+    projected: list[int] = []
+    layers = [m for n, m in backend.model.named_modules() if n.endswith("EncDecAttention.k")]
+    assert layers
+    hooks = [m.register_forward_hook(lambda _m, args, _out: projected.append(args[0].shape[0])) for m in layers]
+    try:
+        policy_outputs(LLMHandle(backend), CONTEXTS, [COMMANDS] * len(CONTEXTS))
+    finally:
+        for hook in hooks:
+            hook.remove()
+    assert projected == [len(set(CONTEXTS))] * len(layers)
 
 
 @pytest.mark.parametrize("kind", ["llama", "gpt2"])

@@ -2,7 +2,8 @@
 
 ``score`` follows lamorel: the sum over a candidate's tokens of ``log_softmax`` of the model's logits given
 the context and the candidate's previous tokens, pads masked to 0. Each context is computed once (its past
-key values for causal models, its encoder states for seq2seq models) and reused for all its candidates.
+key values for causal models; for seq2seq models its encoder states and each decoder layer's cross-attention
+keys and values over them) and reused for all its candidates.
 ``prefix_sharing`` (default on) computes less again: a call's repeated (context, candidates) rows once, and
 the leading tokens that all contexts of a causal forward pass share once (``shared_prefix.py``).
 ``score_mode="legacy_logits"`` sums raw logits instead (lamorel's GLAM-era variant) and is opt-in only.
@@ -281,20 +282,36 @@ class TransformersBackend:
     ) -> tuple[Any, Any, torch.Tensor]:
         ids, mask = self._pad(context_ids, left=False)
         encoded = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
-        start = torch.full((cand.shape[0], 1), self.model.config.decoder_start_token_id, device=self.device)
-        decoder_ids = torch.cat([start, cand[:, :-1]], dim=1)
-        decoder_mask = torch.cat([torch.ones_like(start), cand_mask[:, :-1]], dim=1)
-        out = self.model(
-            encoder_outputs=(encoded[rows],),  # the encoder ran once per context
-            attention_mask=mask[rows],
-            decoder_input_ids=decoder_ids,
-            decoder_attention_mask=decoder_mask,
+        start = torch.full((len(context_ids), 1), self.model.config.decoder_start_token_id, device=self.device)
+        # The decoder's start step runs once per context and leaves each layer's cross-attention keys and
+        # values in its cache; the context's candidates continue from a copy of them. Computed per candidate
+        # instead, those projections of the whole context are about as much work as the encoder.
+        first = self.model(
+            encoder_outputs=(encoded,),
+            attention_mask=mask,
+            decoder_input_ids=start,
+            use_cache=True,
             output_hidden_states=need_hidden,
         )
+        logits = first.logits[rows]
+        hidden = first.decoder_hidden_states[-1][rows] if need_hidden else None
+        if cand.shape[1] > 1:
+            past = first.past_key_values
+            past.reorder_cache(rows)
+            rest = self.model(
+                encoder_outputs=(encoded[rows],),  # read only where a model keeps no cross-attention cache
+                attention_mask=mask[rows],
+                decoder_input_ids=cand[:, :-1],
+                decoder_attention_mask=torch.cat([cand_mask.new_ones(len(cand), 1), cand_mask[:, :-1]], dim=1),
+                past_key_values=past,
+                output_hidden_states=need_hidden,
+            )
+            logits = torch.cat([logits, rest.logits], dim=1)
+            if need_hidden:
+                hidden = torch.cat([hidden, rest.decoder_hidden_states[-1]], dim=1)
         if not need_hidden:
-            return None, None, out.logits
-        hidden = out.decoder_hidden_states[-1]
-        return hidden[:, 0], hidden, out.logits
+            return None, None, logits
+        return hidden[:, 0], hidden, logits
 
     def score_without_reuse(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
         """The same scores from one forward pass per (context, candidate) sequence (causal models): the
