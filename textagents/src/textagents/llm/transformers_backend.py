@@ -11,6 +11,7 @@ the leading tokens that all contexts of a causal forward pass share once (``shar
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -45,6 +46,17 @@ class CandidateForward:
     candidate_mask: torch.Tensor
     token_scores: torch.Tensor
     rows_of_context: torch.Tensor
+
+
+def cache_keyword(model: nn.Module) -> str:
+    """The name of the model's forward argument that takes its key-value cache: ``cache`` from transformers
+    5.x (which deprecates ``past_key_values`` and drops it in 5.40), ``past_key_values`` before."""
+    return "cache" if "cache" in inspect.signature(type(model).forward).parameters else "past_key_values"
+
+
+def returned_cache(output: Any) -> Any:
+    """The key-value cache a forward pass returned, under either name."""
+    return output["cache"] if "cache" in output else output.past_key_values
 
 
 class ValueHead(nn.Module):
@@ -107,6 +119,7 @@ class TransformersBackend:
         self.seq2seq = bool(config.is_encoder_decoder) if seq2seq is None else seq2seq
         loader = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM
         self.model = loader.from_pretrained(path, dtype=dtype).to(device).eval()
+        self.cache_keyword = cache_keyword(self.model)  # the same after a LoRA wrapper or new weights
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -232,12 +245,12 @@ class TransformersBackend:
             input_ids=ids,
             attention_mask=mask,
             position_ids=positions[:, shared:],
-            past_key_values=past,
             use_cache=True,
+            **{self.cache_keyword: past},
             output_hidden_states=need_hidden,
             logits_to_keep=1,  # only the last position predicts a candidate token: no [batch, length, vocab]
         )
-        past = out.past_key_values
+        past = returned_cache(out)
         past.reorder_cache(rows)  # one cache row per (context, candidate): the context is not recomputed
         lengths = mask.sum(-1)[rows]
         cand_positions = lengths.unsqueeze(-1) + torch.arange(cand.shape[1], device=self.device)
@@ -245,8 +258,8 @@ class TransformersBackend:
             input_ids=cand,
             attention_mask=torch.cat([mask[rows], cand_mask], dim=-1),
             position_ids=cand_positions,
-            past_key_values=past,
             output_hidden_states=need_hidden,
+            **{self.cache_keyword: past},
         )
         # The context's last logits predict the first candidate token; candidate token t predicts t + 1.
         logits = torch.cat([out.logits[rows, -1:], cand_out.logits[:, :-1]], dim=1)
@@ -265,9 +278,9 @@ class TransformersBackend:
         if not shared:
             return 0, None
         prefix = context_ids[0][:shared]
-        past = self.model(
-            input_ids=torch.tensor([prefix], device=self.device), use_cache=True, logits_to_keep=1
-        ).past_key_values
+        past = returned_cache(
+            self.model(input_ids=torch.tensor([prefix], device=self.device), use_cache=True, logits_to_keep=1)
+        )
         self.kept_prefix.keep(prefix, past, state)
         past.batch_repeat_interleave(len(context_ids))
         return shared, past
@@ -296,15 +309,15 @@ class TransformersBackend:
         logits = first.logits[rows]
         hidden = first.decoder_hidden_states[-1][rows] if need_hidden else None
         if cand.shape[1] > 1:
-            past = first.past_key_values
+            past = returned_cache(first)
             past.reorder_cache(rows)
             rest = self.model(
                 encoder_outputs=(encoded[rows],),  # read only where a model keeps no cross-attention cache
                 attention_mask=mask[rows],
                 decoder_input_ids=cand[:, :-1],
                 decoder_attention_mask=torch.cat([cand_mask.new_ones(len(cand), 1), cand_mask[:, :-1]], dim=1),
-                past_key_values=past,
                 output_hidden_states=need_hidden,
+                **{self.cache_keyword: past},
             )
             logits = torch.cat([logits, rest.logits], dim=1)
             if need_hidden:
