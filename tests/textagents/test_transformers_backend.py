@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import inspect
 import math
 from types import SimpleNamespace
 
@@ -135,3 +136,20 @@ def test_contexts_are_batched_by_length_within_the_token_budget(tiny_models):
     expected = TransformersBackend(tiny_models.causal, batch_size=1).score(CONTEXTS, CANDIDATES)
     for got_row, expected_row in zip(tight.score(CONTEXTS, CANDIDATES), expected, strict=True):
         assert got_row == pytest.approx(expected_row, abs=1e-4)
+
+
+def test_the_cache_goes_under_the_name_the_installed_transformers_takes(causal_backend):
+    from textagents.llm.transformers_backend import cache_keyword, returned_cache
+
+    class Before(torch.nn.Module):
+        def forward(self, input_ids=None, past_key_values=None, use_cache=None): ...
+
+    class After(torch.nn.Module):
+        def forward(self, input_ids=None, cache=None, use_cache=None): ...
+
+    assert (cache_keyword(Before()), cache_keyword(After())) == ("past_key_values", "cache")
+    assert causal_backend.cache_keyword in inspect.signature(type(causal_backend.model).forward).parameters
+    ids = torch.tensor([causal_backend.encode("reach the door")])
+    with torch.no_grad():
+        past = returned_cache(causal_backend.model(input_ids=ids, use_cache=True))
+    assert past.get_seq_length() == ids.shape[1]
