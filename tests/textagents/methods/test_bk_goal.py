@@ -19,6 +19,7 @@ from textagents.methods.bk.goal_potential import (
     GoalPotential,
     NearestGoalsPotential,
     transition_caption,
+    unit_rows,
 )
 from textagents.methods.bk.goal_prompt import (
     HISTORY_ROUNDS,
@@ -204,3 +205,23 @@ def test_the_library_holds_each_round_with_what_it_showed_and_a_new_missions_rou
         (describe_steps("pick up a key", steps[2:4]), ("open the door",)),
     ]
     assert knowledge.history == 2 and GoalKnowledge(BKConfig(goal_rule="count"), tmp_path, lambda: backend).history == 0
+
+
+@pytest.mark.parametrize("rounds", [1, 3, 4])
+def test_the_history_is_embedded_only_when_the_library_has_more_rounds_than_the_nearest_taken(rounds):
+    rng, vectors, asked = np.random.default_rng(0), {}, []
+
+    def embed(texts):
+        asked.extend(texts)
+        return np.array([vectors.setdefault(t, rng.normal(size=8)) for t in texts])
+
+    library = [(f"context {i}", [f"goal {i}"]) for i in range(rounds)]
+    potential = NearestGoalsPotential(lambda mission: library, embed, -1.0, COMMANDS)
+    now, info = _golden_call(0)
+    phi = potential(now, info)
+    history = describe_steps("m", [Step("m", None, "before 0", 0.0, None)])
+    caption = transition_caption("before 0", "go forward", "now 0")
+    assert (history in asked) == (rounds > 3)
+    if rounds <= 3:  # every round's goals are among the nearest's: Φ is the best cosine over all of them
+        cosines = unit_rows(embed([f"goal {i}" for i in range(rounds)])) @ unit_rows(embed([caption]))[0]
+        assert phi == pytest.approx(float(cosines.max()), rel=1e-6)

@@ -5,7 +5,8 @@
   rounds form a library of (the observations a round showed, the goals it gave); the episode's last
   observations before the current one are compared with the library's, and Φ = the best cosine similarity
   between the last transition's caption (previous observation, action, current observation) and the goals
-  of the 3 nearest rounds, if above the threshold, else 0.
+  of the 3 nearest rounds, if above the threshold, else 0. With 3 rounds or fewer (one mission asked in
+  ``goal_rounds: 3``) every round is among the nearest, and the history is not embedded.
 - ``count`` (``GoalPotential``): Φ = how many of the goals proposed for the mission one sentence of the
   current caption (BabyAI-Text's: one per line) matches, at a similarity of at least the threshold.
 """
@@ -118,8 +119,12 @@ class NearestGoalsPotential:
         earlier = [Step(mission, action_name(a, self.commands), str(o["text"]), 0.0, None) for a, o in history]
         previous = earlier[-1].observation if earlier else None
         caption = transition_caption(previous, action_name(info.get("action"), self.commands), text)
-        query, last = unit_rows(np.asarray(self.embed([describe_steps(mission, earlier), caption]), np.float32))
-        nearest = np.argsort(self.context_vectors @ query)[-NEAREST:]
+        if len(rounds) > NEAREST:
+            query, last = unit_rows(np.asarray(self.embed([describe_steps(mission, earlier), caption]), np.float32))
+            nearest = np.argsort(self.context_vectors @ query)[-NEAREST:]
+        else:  # every round is among the nearest, whatever the history: it need not be embedded
+            (last,) = unit_rows(np.asarray(self.embed([caption]), np.float32))
+            nearest = np.arange(len(rounds))
         goals = np.concatenate([self.goal_vectors[i] for i in nearest])
         best = float((goals @ last).max()) if len(goals) else 0.0
         if best > self.threshold:
