@@ -56,7 +56,8 @@ def cache_keyword(model: nn.Module) -> str:
 
 def returned_cache(output: Any) -> Any:
     """The key-value cache a forward pass returned, under either name."""
-    return output["cache"] if "cache" in output else output.past_key_values
+    cache = output.get("cache")
+    return cache if cache is not None else output.past_key_values
 
 
 class ValueHead(nn.Module):
