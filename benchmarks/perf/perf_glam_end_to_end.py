@@ -10,8 +10,9 @@ is read from the first training record minus the run's start). Equal results: ev
 and episode length, and every training record's frames, episodes and success rate, must be the same in both
 runs; the losses to 1e-4 (float rounding differs with the batch shapes).
 
-Run (about 1.5 h on 2 idle cores): ``python benchmarks/perf/perf_glam_end_to_end.py --out runs/glam-e2e``;
-runs already finished in ``--out`` are analysed, not run again. Writes ``benchmarks/results/perf_glam_end_to_end.json``.
+Run (about 1 h on 2 idle cores: the slower run took 57 min):
+``python benchmarks/perf/perf_glam_end_to_end.py --out runs/glam-e2e``; runs already finished in ``--out`` are
+analysed, not run again. Writes ``benchmarks/results/perf_glam_end_to_end.json``.
 """
 
 from __future__ import annotations
