@@ -27,6 +27,14 @@ def rate(step: Callable[[], object], min_seconds: float = 2.0, min_calls: int = 
             return calls / elapsed
 
 
+def timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, dict[str, float]]:
+    """``call``'s result and the seconds it took: ``cpu`` (this process's processor time: one thread, so
+    what the other jobs' load adds is mostly waiting, left out) and ``wall``."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = call(*args, **kwargs)
+    return result, {"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall}
+
+
 def machine() -> dict[str, Any]:
     return {
         "python": platform.python_version(),

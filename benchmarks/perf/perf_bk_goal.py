@@ -61,7 +61,7 @@ def frames(count: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     return out
 
 
-def library(rounds: int, samples: list[tuple[dict[str, Any], dict[str, Any]]], commands: list[str]) -> list:
+def library(rounds: int, samples: list[tuple[dict[str, Any], dict[str, Any]]]) -> list:
     """``rounds`` rounds, each showing 5 of the frames (described as a round shows them) with its goals."""
     rounds_out = []
     for index in range(rounds):
@@ -84,7 +84,7 @@ def main() -> None:
     for repetition in range(args.rounds):
         for arm, rounds in ARMS.items():
             embedder = SentenceEmbedder()
-            rounds_library = library(rounds, samples, commands)
+            rounds_library = library(rounds, samples)
             potential = NearestGoalsPotential(lambda mission, rl=rounds_library: rl, embedder, 0.4, commands)
             potential(*samples[0])  # the library's embeddings, outside the timing
             cpu, wall = time.process_time(), time.perf_counter()

@@ -23,13 +23,12 @@ import argparse
 import dataclasses
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from common import RESULTS_DIR, write_result
+from common import RESULTS_DIR, timed, write_result
 
 from textagents.llm.lamorel import Caller
 from textagents.methods.core.config import load_config
@@ -75,14 +74,6 @@ def score_rollout(caller: Caller, frames: list[list[str]], candidates: list[list
     for contexts, options in zip(frames, candidates, strict=True):
         outputs += caller.custom_module_fns([POLICY, VALUE], contexts, options)
     return outputs
-
-
-def timed(call: Any, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, float]]:
-    """``call``'s result and the seconds it took: ``cpu`` (this process's processor time: one thread, so
-    what the other jobs' load adds is mostly waiting, left out) and ``wall``."""
-    cpu, wall = time.process_time(), time.perf_counter()
-    result = call(*args, **kwargs)
-    return result, {"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall}
 
 
 def projection(cached_run: dict[str, Any], config: GlamConfig, scoring_ratio: float, update_ratio: float) -> dict:

@@ -20,13 +20,12 @@ import functools
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from common import write_result
+from common import timed, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks" / "gpu")]
@@ -68,12 +67,6 @@ def prompts(count: int) -> tuple[list[str], list[list[str]]]:
     return contexts, candidates
 
 
-def timed(call: Any) -> tuple[Any, dict[str, float]]:
-    cpu, wall = time.process_time(), time.perf_counter()
-    result = call()
-    return result, {"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size", choices=sorted(SIZES), default="base")
@@ -112,8 +105,8 @@ def main() -> None:
     first: dict[str, Any] = {}
     for repetition in range(args.repetitions):
         for name in VARIANTS:  # before, then after: both see the same load
-            outputs, scoring_s = timed(lambda b=backends[name]: score(b))
-            gradients, update_s = timed(lambda b=backends[name]: forward_backward(b))
+            outputs, scoring_s = timed(score, backends[name])
+            gradients, update_s = timed(forward_backward, backends[name])
             for clock in ("cpu", "wall"):
                 seconds[name][f"scoring_{clock}"].append(scoring_s[clock])
                 seconds[name][f"forward_backward_{clock}"].append(update_s[clock])
