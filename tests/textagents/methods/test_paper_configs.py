@@ -449,8 +449,10 @@ LGQD = [
     Setting("judge_scoring", "generate", "src/eval_trajectory.py:140-159 (the answer's score== line)"),
 ]
 
-#: Settings of ours in every method: how a run is kept and where the key is read, none of them the paper's.
+#: Settings of ours in every method: how a run is kept, where the key is read, the room a local model gets;
+#: none of them the paper's.
 RUN_KEEPING = {
+    "llm_context": "llama.cpp's context for a local model (the papers' LLMs are served)",
     "checkpoint_every": "how often a run is saved",
     "keep_checkpoints": "how many saves are kept",
     "api_key_env": "where an API key is read from",

@@ -43,6 +43,7 @@ def _metrics(run_dir: Path) -> list[dict]:
         ("iteratons: 3\n", "unknown setting 'iteratons' \\(did you mean 'iterations'\\?\\)"),
         ("iterations: three\n", "iterations: expected int, got str 'three'"),
         ("iterations: 0\n", "iterations must be >= 1, got 0"),
+        ("llm_context: 0\n", "llm_context must be >= 1, got 0"),
         ("learning_rate: -1\n", "learning_rate must be > 0"),
         ("prior_weight: .nan\n", "prior_weight"),
         ("iterations: [1\n", "not valid YAML"),
@@ -256,6 +257,27 @@ def test_llm_calls_are_recorded_in_the_run_and_replay_without_a_model(tmp_path, 
     assert _metrics(replayed) == _metrics(recorded)
     with pytest.raises(RunDirError, match="names none: set `model:` or pass --model"):
         run_method("example", config, tmp_path / "no-model", progress=False)
+
+
+def test_a_llamacpp_model_gets_the_configs_context(tmp_path, monkeypatch):
+    from textagents.llm import llamacpp_backend
+
+    contexts = []
+
+    class Opened(Exception):
+        pass
+
+    def backend(model, *, n_ctx):
+        contexts.append((model, n_ctx))
+        raise Opened
+
+    monkeypatch.setattr(llamacpp_backend, "LlamaCppBackend", backend)
+    llm = "prior_weight: 1.0\nmodel: some-model\nllm_backend: llamacpp\n"
+    for extra, context in [("", 4096), ("llm_context: 8192\n", 8192)]:
+        config = _config(tmp_path, SMOKE.read_text() + llm + extra)
+        with pytest.warns(RunDirWarning), pytest.raises(Opened):
+            run_method("example", config, tmp_path / f"run{context}", progress=False)
+        assert contexts.pop() == ("some-model", context)
 
 
 def test_method_list_names_every_method_and_its_configs(capsys, monkeypatch):

@@ -37,10 +37,11 @@ class MethodConfig:
     from ``api_key_env``, a variable named ``*_API_KEY``, and that gets at most ``max_concurrency`` requests at
     once); ``None`` where the method runs without one. A local
     model runs on ``llm_backend``: ``transformers``, or ``llamacpp`` (a downloaded model's GGUF through
-    llama.cpp: several times faster generation on a CPU, for methods that only generate or score). Every model
-    the method trains or runs is on ``device`` (``auto``: CUDA when there is a GPU, else the CPU; ``cpu``,
-    ``cuda``, ``cuda:N``) with its LLMs in ``dtype`` (``auto``: bfloat16 on CUDA, float32 on the CPU;
-    ``float32``, ``bfloat16``, ``float16``): ``textagents.device``.
+    llama.cpp: several times faster generation on a CPU, for methods that only generate or score, holding
+    ``llm_context`` tokens: a conversation and its answer must fit, and its logits buffer is this × the
+    vocabulary). Every model the method trains or runs is on ``device`` (``auto``: CUDA when there is a GPU,
+    else the CPU; ``cpu``, ``cuda``, ``cuda:N``) with its LLMs in ``dtype`` (``auto``: bfloat16 on CUDA,
+    float32 on the CPU; ``float32``, ``bfloat16``, ``float16``): ``textagents.device``.
     """
 
     iterations: int = 10
@@ -50,6 +51,7 @@ class MethodConfig:
     seed: int = 0
     model: str | None = None
     llm_backend: str = "transformers"
+    llm_context: int = 4096
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     max_concurrency: int = 8
@@ -57,7 +59,7 @@ class MethodConfig:
     dtype: str = "auto"
 
     def __post_init__(self) -> None:
-        self.require_positive("iterations", "checkpoint_every", "keep_checkpoints", "max_concurrency")
+        self.require_positive("iterations", "checkpoint_every", "keep_checkpoints", "max_concurrency", "llm_context")
         check_device(self.device)
         check_dtype(self.dtype)
         check_api_key_env(self.api_key_env)

@@ -57,11 +57,6 @@ def _check_key_host(config: Any, choice: LLMChoice) -> None:
         raise ConfigError(f"base_url {config.base_url!r}: {refusal}")
 
 
-#: The context llama.cpp holds for a method's model: room for a conversation of a few rounds and an answer with
-#: no ``max_tokens`` (BK's labellers, as the original's API calls); its logits buffer is this × the vocabulary.
-LLAMACPP_CONTEXT = 4096
-
-
 def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
     @functools.cache
     def build() -> LLMBackend:
@@ -84,7 +79,7 @@ def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
         elif config.llm_backend == "llamacpp":
             from textagents.llm.llamacpp_backend import LlamaCppBackend
 
-            backend = LlamaCppBackend(config.model, n_ctx=LLAMACPP_CONTEXT)
+            backend = LlamaCppBackend(config.model, n_ctx=config.llm_context)
         else:
             from textagents.llm.transformers_backend import TransformersBackend
 
