@@ -80,10 +80,11 @@ def saved_model(kind: str, sizes: dict[str, Any], folder: Path, texts: list[str]
     tokenizer = tokenizer_for(texts or [])
     ids = {"pad_token_id": tokenizer.pad_token_id, "eos_token_id": tokenizer.eos_token_id}
     torch.manual_seed(0)
-    if kind == "t5":
-        model = T5ForConditionalGeneration(T5Config(**sizes, **ids, decoder_start_token_id=tokenizer.pad_token_id))
-    else:
-        model = LlamaForCausalLM(LlamaConfig(**sizes, **ids, bos_token_id=tokenizer.eos_token_id))
+    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):  # a random init of 780M weights: ~15 s on a CPU
+        if kind == "t5":
+            model = T5ForConditionalGeneration(T5Config(**sizes, **ids, decoder_start_token_id=tokenizer.pad_token_id))
+        else:
+            model = LlamaForCausalLM(LlamaConfig(**sizes, **ids, bos_token_id=tokenizer.eos_token_id))
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
@@ -108,18 +109,21 @@ def timed(step: Callable[[], int], device: str, budget_s: float, max_steps: int)
 
 
 # ---------------------------------------------------------------------- parts
-def glam(device: str, budget_s: float, quick: bool, max_steps: int, micro_batch: int = 4) -> dict[str, Any]:
+def glam(
+    device: str, budget_s: float, quick: bool, max_steps: int, micro_batch: int = 4, forward_batch: int = 16
+) -> dict[str, Any]:
     """GLAM's PPO on the LLM (lamorel-style Caller), as ``glam.llm_learner`` runs it: each frame scores every
     env's commands and values its state (BabyAI-Text GoToLocal, GLAM's prompt), samples the commands and steps
     the envs; an iteration is 4 frames of the paper's 32 envs, then the paper's update (4 epochs, minibatches
-    of 64 in ``micro_batch``es, the paper's 4; the same update work per frame as its 40 frames). On the CPU:
-    8 envs, 1 frame. The tokenizer is a small BPE trained here (longer token sequences than T5's would be: a
-    conservative rate)."""
+    of 64 in ``micro_batch``es, the paper's 4; the same update work per frame as its 40 frames), with at most
+    ``forward_batch`` prompts a forward pass (the config's, default 16). On the CPU: 8 envs, 1 frame. The
+    tokenizer is a small BPE trained here (longer token sequences than T5's would be: a conservative rate)."""
     from transformers import AutoTokenizer
 
     from textagents.llm.lamorel import Caller, LLMSpec
     from textagents.llm.transformers_backend import ValueHead
     from textagents.methods.glam.episodes import Episodes
+    from textagents.methods.glam.llm_learner import forward_batching
     from textagents.methods.glam.ppo import PPOSettings
     from textagents.methods.glam.scoring import POLICY, CommandScores
     from textagents.methods.glam.updater import VALUE, PPOUpdater
@@ -132,7 +136,7 @@ def glam(device: str, budget_s: float, quick: bool, max_steps: int, micro_batch:
         texts = [episodes.context(i) for i in range(envs)]
         path = saved_model("t5", QUICK_T5 if quick else FLAN_T5_LARGE, Path(folder), texts)
         heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=64 if quick else 1024)}
-        spec = LLMSpec(str(path), heads, device=device, dtype="auto")
+        spec = LLMSpec(str(path), heads, device=device, dtype="auto", backend_options=forward_batching(forward_batch))
         with Caller(spec, PPOUpdater(settings, micro_batch=micro_batch)) as caller:
 
             def iteration() -> int:
@@ -313,6 +317,7 @@ def lgqd(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str,
 PARTS = {
     "glam": glam,
     "glam_micro_batch_64": functools.partial(glam, micro_batch=64),
+    "glam_batch_64": functools.partial(glam, micro_batch=64, forward_batch=64),
     "ellm": ellm,
     "ellm_cuda_graphs": functools.partial(ellm, cuda_graphs=True),
     "bk": bk,

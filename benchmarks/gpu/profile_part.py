@@ -1,8 +1,14 @@
-"""One part of ``check.py`` under cProfile: its set-up, on CUDA its warm-up iteration, and one timed iteration;
-the 45 functions with the most time of their own and the 45 with the most in all. On CUDA the time of a kernel
-shows where the CPU waited for the GPU, not where the kernel was launched.
+"""One part of ``check.py`` under a profiler.
 
-    python benchmarks/gpu/profile_part.py glam_micro_batch_64 > $OUT/profile.txt   # on the GPU machine
+``--profiler cprofile`` (default): its set-up, on CUDA its warm-up iteration, and one timed iteration; the 45
+functions with the most time of their own and the 45 with the most in all. On CUDA the time of a kernel shows
+where the CPU waited for the GPU, not where the kernel was launched.
+
+``--profiler torch``: after the warm-up iteration, one iteration under ``torch.profiler`` with the CPU and CUDA:
+the iteration's wall time, the GPU's busy time (its kernels' time summed) and their ratio, the operator count,
+and the 40 operators with the most GPU time. A low ratio says the GPU waits for the CPU to launch its kernels.
+
+    python benchmarks/gpu/profile_part.py glam_batch_64 --profiler torch > $OUT/profile.txt   # on the GPU machine
 """
 
 from __future__ import annotations
@@ -12,18 +18,52 @@ import cProfile
 import io
 import pstats
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 import check  # beside this file
+
+
+def torch_profiled(step: Callable[[], int], device: str, budget_s: float, max_steps: int) -> tuple[int, float, int]:
+    """``check.timed``'s stand-in: a warm-up step, then one step under ``torch.profiler``, summarised."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    step()
+    cuda = torch.device(device).type == "cuda"
+    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
+    with profile(activities=activities) as prof:
+        start = time.perf_counter()
+        units = step()
+        if cuda:
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
+    events = prof.key_averages()
+    kernels = [e for e in events if e.device_type == DeviceType.CUDA]  # not the operators that launched them
+    busy_s = sum(e.self_device_time_total for e in kernels) / 1e6
+    operators = sum(e.count for e in events if e.key.startswith("aten::"))
+    busy = f"GPU kernels {busy_s:.2f} s ({busy_s / seconds:.0%} busy)"
+    print(f"iteration {seconds:.2f} s, {units} units; {busy}; {operators} aten operator calls")
+    sort = "self_device_time_total" if cuda else "self_cpu_time_total"
+    print(events.table(sort_by=sort, row_limit=40, max_name_column_width=60))
+    return units, seconds, 1
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("part", choices=sorted(check.PARTS))
     parser.add_argument("--device", default="cuda")
+    parser.add_argument("--profiler", choices=["cprofile", "torch"], default="cprofile")
     parser.add_argument("--quick", action="store_true", help="tiny models")
     args = parser.parse_args()
+    if args.profiler == "torch":
+        check.timed = torch_profiled
+        print(check.PARTS[args.part](args.device, float("inf"), args.quick, 1))
+        return
     profile = cProfile.Profile()
     profile.enable()
     result = check.PARTS[args.part](args.device, float("inf"), args.quick, 1)

@@ -480,6 +480,7 @@ OURS: dict[str, dict[str, str]] = {
         "seed": "any seed (the campaign ran seeds 1 and 2)",
         "eval_every": "the paper tests after training (post-training_tests.py); ours also along the way",
         "micro_batch": "gradient accumulation: the same update",
+        "forward_batch": "prompts a forward pass: the same numbers to float rounding",
         "llm_processes": "the same update in 1 or N processes",
         "score_cache": "speed only: the same numbers",
         "prefix_sharing": "speed only: the same numbers to float rounding",

@@ -25,7 +25,10 @@ class GlamConfig(MethodConfig):
     computed once (a speed-up only: the same numbers; false: every call runs the model). ``prefix_sharing``:
     a forward pass computes a repeated prompt once and (decoder-only models) the leading tokens all its
     prompts share once, in the PPO update too, where ``micro_batch`` then counts distinct prompts (a speed-up
-    only: the same numbers up to float rounding; false: every row's prompt in full).
+    only: the same numbers up to float rounding; false: every row's prompt in full). ``forward_batch``: at
+    most this many prompts (and 256 tokens each) in one forward pass of the LLM, when scoring and in the
+    update, where a larger micro-batch is split (speed and memory only; on a GPU a pass costs about the same
+    for 16 prompts as for 64, so raise it with ``micro_batch``).
 
     As the original (docs/methods/glam.md has the fidelity table): ``scoring`` ``paper`` (π = softmax(p /
     max p), p the product of a command's token probabilities; ``pinned``: the pinned code's summed raw
@@ -66,6 +69,7 @@ class GlamConfig(MethodConfig):
     ppo_epochs: int = 4
     minibatch_size: int = 64
     micro_batch: int = 8
+    forward_batch: int = 16
     learning_rate: float = 1e-6
     lora_r: int = 0
     value_head_width: int = 1024
@@ -96,6 +100,7 @@ class GlamConfig(MethodConfig):
             "ppo_epochs",
             "minibatch_size",
             "micro_batch",
+            "forward_batch",
             "llm_processes",
             "value_head_width",
             "eval_episodes",

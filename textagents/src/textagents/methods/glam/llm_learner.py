@@ -45,6 +45,12 @@ def trained_reward(reward: float, scale: float) -> float:
     return scale * reward if reward > 0 else 0.0
 
 
+def forward_batching(forward_batch: int) -> dict[str, int]:
+    """``TransformersBackend``'s batching for at most ``forward_batch`` prompts of 256 tokens a forward pass
+    (its defaults are 16 and 4096)."""
+    return {"batch_size": forward_batch, "max_batch_tokens": 256 * forward_batch}
+
+
 def llm_spec(config: GlamConfig, model: str) -> LLMSpec:
     """The policy module (the action head for NPAE by default, else ``scoring``) and the value head."""
     if config.agent == "npae" and config.npae_policy == "action_head":
@@ -57,6 +63,7 @@ def llm_spec(config: GlamConfig, model: str) -> LLMSpec:
         "score_mode": "legacy_logits" if raw_logits else "logprob",
         "candidate_special_tokens": config.scoring == "paper" if special_tokens is None else special_tokens,
         "prefix_sharing": config.prefix_sharing,
+        **forward_batching(config.forward_batch),
     }
     return LLMSpec(
         model=model,
