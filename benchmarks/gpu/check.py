@@ -110,13 +110,20 @@ def timed(step: Callable[[], int], device: str, budget_s: float, max_steps: int)
 
 # ---------------------------------------------------------------------- parts
 def glam(
-    device: str, budget_s: float, quick: bool, max_steps: int, micro_batch: int = 4, forward_batch: int = 16
+    device: str,
+    budget_s: float,
+    quick: bool,
+    max_steps: int,
+    micro_batch: int = 4,
+    forward_batch: int = 16,
+    frames_per_env: int | None = None,
 ) -> dict[str, Any]:
     """GLAM's PPO on the LLM (lamorel-style Caller), as ``glam.llm_learner`` runs it: each frame scores every
     env's commands and values its state (BabyAI-Text GoToLocal, GLAM's prompt), samples the commands and steps
     the envs; an iteration is 4 frames of the paper's 32 envs, then the paper's update (4 epochs, minibatches
     of 64 in ``micro_batch``es, the paper's 4; the same update work per frame as its 40 frames), with at most
-    ``forward_batch`` prompts a forward pass (the config's, default 16). On the CPU: 8 envs, 1 frame. The
+    ``forward_batch`` prompts a forward pass (the config's, default 16). On the CPU: 8 envs, 1 frame (or
+    ``frames_per_env``, e.g. a short iteration to profile). The
     tokenizer is a small BPE trained here (longer token sequences than T5's would be: a conservative rate)."""
     from transformers import AutoTokenizer
 
@@ -128,7 +135,8 @@ def glam(
     from textagents.methods.glam.scoring import POLICY, CommandScores
     from textagents.methods.glam.updater import VALUE, PPOUpdater
 
-    envs, frames_per_env = (4, 2) if quick else (32, 4) if device != "cpu" else (8, 1)  # the CPU: a sample
+    envs, frames = (4, 2) if quick else (32, 4) if device != "cpu" else (8, 1)  # the CPU: a sample
+    frames_per_env = frames_per_env or frames
     episodes = Episodes("BabyAI-Text-GoToLocal-v0", envs, None, first_seed=0)
     settings = PPOSettings(epochs=4, minibatch_size=64)
     rng = np.random.default_rng(0)
@@ -317,6 +325,7 @@ def lgqd(device: str, budget_s: float, quick: bool, max_steps: int) -> dict[str,
 PARTS = {
     "glam": glam,
     "glam_micro_batch_64": functools.partial(glam, micro_batch=64),
+    "glam_batch_32": functools.partial(glam, micro_batch=32, forward_batch=32),
     "glam_batch_64": functools.partial(glam, micro_batch=64, forward_batch=64),
     "ellm": ellm,
     "ellm_cuda_graphs": functools.partial(ellm, cuda_graphs=True),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import io
 import pstats
 import sys
@@ -36,12 +37,17 @@ def torch_profiled(step: Callable[[], int], device: str, budget_s: float, max_st
     step()
     cuda = torch.device(device).type == "cuda"
     activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
     with profile(activities=activities) as prof:
         start = time.perf_counter()
         units = step()
         if cuda:
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
+    if cuda:
+        print(f"peak GPU memory in the iteration: {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB")
     events = prof.key_averages()
     kernels = [e for e in events if e.device_type == DeviceType.CUDA]  # not the operators that launched them
     busy_s = sum(e.self_device_time_total for e in kernels) / 1e6
@@ -59,14 +65,18 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--profiler", choices=["cprofile", "torch"], default="cprofile")
     parser.add_argument("--quick", action="store_true", help="tiny models")
+    parser.add_argument("--frames-per-env", type=int, help="GLAM's parts: frames an iteration (a shorter profile)")
     args = parser.parse_args()
+    part = check.PARTS[args.part]
+    if args.frames_per_env:
+        part = functools.partial(part, frames_per_env=args.frames_per_env)
     if args.profiler == "torch":
         check.timed = torch_profiled
-        print(check.PARTS[args.part](args.device, float("inf"), args.quick, 1))
+        print(part(args.device, float("inf"), args.quick, 1))
         return
     profile = cProfile.Profile()
     profile.enable()
-    result = check.PARTS[args.part](args.device, float("inf"), args.quick, 1)
+    result = part(args.device, float("inf"), args.quick, 1)
     profile.disable()
     print(result)
     for key in ("tottime", "cumulative"):

@@ -1,6 +1,6 @@
 """GLAM's seq2seq policy (the paper's Flan-T5): the decoder's cross-attention keys and values computed once
-per prompt (this checkout) against once per (prompt, command) row (the code before, kept as the tests'
-reference: ``tests/textagents/reference.py``), alternating in one process on the same inputs.
+per prompt (``cross_attention: per_prompt``, the CPU's default) against once per (prompt, command) row
+(``per_candidate``, the code before it and the GPU's default), alternating in one process on the same inputs.
 
 A random model of Flan-T5-base's or Flan-T5-large's architecture (no weights are downloaded) and GLAM's
 paper prompt (BabyAI-Text GoToLocal, the last 3 observations, 6 commands). Each repetition times, for each
@@ -32,7 +32,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks" / "gpu")]
 
 from check import FLAN_T5_LARGE, saved_model  # noqa: E402
 
-from tests.textagents.reference import seq2seq_candidates_repeated  # noqa: E402
 from textagents.llm.lamorel import LLMHandle, LLMSpec  # noqa: E402
 from textagents.llm.transformers_backend import ValueHead  # noqa: E402
 from textagents.methods.glam.episodes import Episodes  # noqa: E402
@@ -51,7 +50,8 @@ SIZES = {
         "num_heads": 12,
     },
 }
-VARIANTS = ("repeated_per_command", "once_per_prompt")
+#: variant -> its ``cross_attention`` setting
+VARIANTS = {"repeated_per_command": "per_candidate", "once_per_prompt": "per_prompt"}
 
 
 def prompts(count: int) -> tuple[list[str], list[list[str]]]:
@@ -85,10 +85,11 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as folder:
         path = saved_model("t5", SIZES[args.size], Path(folder), contexts)
-        backends = {name: LLMSpec(str(path), heads).build() for name in VARIANTS}
-        tokens = [len(backends[VARIANTS[0]].encode(c)) for c in contexts]
-    repeated = backends["repeated_per_command"]
-    repeated._seq2seq_candidates = functools.partial(seq2seq_candidates_repeated, repeated)
+        backends = {
+            name: LLMSpec(str(path), heads, backend_options={"cross_attention": setting}).build()
+            for name, setting in VARIANTS.items()
+        }
+        tokens = [len(backends["once_per_prompt"].encode(c)) for c in contexts]
 
     def score(backend: Any) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.no_grad():
@@ -125,7 +126,9 @@ def main() -> None:
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         **{f"{piece}_s_{name}": seconds[name][piece] for name in VARIANTS for piece in pieces},
         **{
-            f"{piece}_speedup": float(np.median(seconds[VARIANTS[0]][piece]) / np.median(seconds[VARIANTS[1]][piece]))
+            f"{piece}_speedup": float(
+                np.median(seconds["repeated_per_command"][piece]) / np.median(seconds["once_per_prompt"][piece])
+            )
             for piece in pieces
         },
         "outputs_max_abs_difference": max(

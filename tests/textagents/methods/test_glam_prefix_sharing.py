@@ -6,20 +6,19 @@ scheme (Llama's rotary, GPT-2's learned) and a seq2seq model; and the same PPO u
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 import pytest
 import torch
 
-from tests.textagents.reference import seq2seq_candidates_repeated
 from textagents.llm.lamorel import Caller, LLMHandle
 from textagents.llm.shared_prefix import shared_prefix_length
+from textagents.llm.transformers_backend import cross_attention_for
 from textagents.methods.glam.config import GlamConfig
 from textagents.methods.glam.llm_learner import llm_spec, ppo_settings
 from textagents.methods.glam.ppo import ppo_loss
 from textagents.methods.glam.updater import PPOUpdater, micro_batches, policy_outputs
 
+CROSS_ATTENTIONS = ("per_prompt", "per_candidate")
 COMMANDS = [" turn left", " turn right", " go forward", " pick up", " drop", " toggle"]
 HEAD = "Possible action of the agent: turn left, turn right, go forward, pick up, drop, toggle \n Goal of the agent: "
 # GLAM's prompts of different lengths sharing their first tokens, one repeated, one sharing fewer of them
@@ -132,11 +131,8 @@ def test_prefix_sharing_gives_the_numbers_and_gradients_of_full_prompts(models, 
 
 
 @pytest.mark.parametrize("scoring", ["paper", "logprob"])
-def test_t5_cross_attention_computed_once_per_prompt_gives_the_numbers_of_repeated_encoder_states(
-    models, scoring, monkeypatch
-):
-    once, repeated = (_backend(models["t5"], True, scoring=scoring) for _ in range(2))
-    monkeypatch.setattr(repeated, "_seq2seq_candidates", partial(seq2seq_candidates_repeated, repeated))
+def test_t5_cross_attention_computed_once_per_prompt_gives_the_numbers_of_repeated_encoder_states(models, scoring):
+    once, repeated = (_backend(models["t5"], True, scoring=scoring, cross_attention=c) for c in CROSS_ATTENTIONS)
     candidates = [COMMANDS] * len(CONTEXTS)
     (parts, logits, values), (ref_parts, ref_logits, ref_values) = (
         _ppo_parts(b, CONTEXTS, candidates) for b in (once, repeated)
@@ -152,8 +148,9 @@ def test_t5_cross_attention_computed_once_per_prompt_gives_the_numbers_of_repeat
     assert np.ptp(logits[0].detach().numpy()) > 1e-3
 
 
-def test_t5_projects_each_prompt_for_cross_attention_once_not_once_per_command(models):
-    backend = _backend(models["t5"], True)
+@pytest.mark.parametrize("cross_attention", CROSS_ATTENTIONS)
+def test_t5_projects_each_prompt_for_cross_attention_once_or_once_per_command(models, cross_attention):
+    backend = _backend(models["t5"], True, cross_attention=cross_attention)
     projected: list[int] = []
     layers = [m for n, m in backend.model.named_modules() if n.endswith("EncDecAttention.k")]
     assert layers
@@ -163,7 +160,16 @@ def test_t5_projects_each_prompt_for_cross_attention_once_not_once_per_command(m
     finally:
         for hook in hooks:
             hook.remove()
-    assert projected == [len(set(CONTEXTS))] * len(layers)
+    per_prompt = cross_attention == "per_prompt"
+    assert projected == [len(set(CONTEXTS)) * (1 if per_prompt else len(COMMANDS))] * len(layers)
+
+
+def test_cross_attention_auto_is_per_prompt_on_the_cpu_and_per_candidate_on_a_gpu():
+    assert cross_attention_for("auto", torch.device("cpu")) == "per_prompt"
+    assert cross_attention_for("auto", torch.device("cuda:1")) == "per_candidate"
+    assert cross_attention_for("per_prompt", torch.device("cuda")) == "per_prompt"
+    with pytest.raises(ValueError, match="cross_attention 'once' is not one of"):
+        cross_attention_for("once", torch.device("cpu"))
 
 
 @pytest.mark.parametrize("kind", ["llama", "gpt2"])

@@ -481,6 +481,7 @@ OURS: dict[str, dict[str, str]] = {
         "eval_every": "the paper tests after training (post-training_tests.py); ours also along the way",
         "micro_batch": "gradient accumulation: the same update",
         "forward_batch": "prompts a forward pass: the same numbers to float rounding",
+        "cross_attention": "how the decoder's cross-attention is computed: the same numbers to float rounding",
         "llm_processes": "the same update in 1 or N processes",
         "score_cache": "speed only: the same numbers",
         "prefix_sharing": "speed only: the same numbers to float rounding",

@@ -8,6 +8,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from textagents.llm.accounting import TokenUsage
 
+#: How a local seq2seq model computes its decoder's cross-attention over a context's candidates
+#: (``TransformersBackend``'s ``cross_attention``).
+CROSS_ATTENTION = ("auto", "per_prompt", "per_candidate")
+
 Message = Mapping[str, str]
 PENALTIES = ("frequency_penalty", "presence_penalty")
 

@@ -2,8 +2,9 @@
 
 ``score`` follows lamorel: the sum over a candidate's tokens of ``log_softmax`` of the model's logits given
 the context and the candidate's previous tokens, pads masked to 0. Each context is computed once (its past
-key values for causal models; for seq2seq models its encoder states and each decoder layer's cross-attention
-keys and values over them) and reused for all its candidates.
+key values for causal models; for seq2seq models its encoder states and, with ``cross_attention``
+``per_prompt``, each decoder layer's cross-attention keys and values over them) and reused for all its
+candidates.
 ``prefix_sharing`` (default on) computes less again: a call's repeated (context, candidates) rows once, and
 the leading tokens that all contexts of a causal forward pass share once (``shared_prefix.py``).
 ``score_mode="legacy_logits"`` sums raw logits instead (lamorel's GLAM-era variant) and is opt-in only.
@@ -23,11 +24,30 @@ import torch
 from torch import nn
 
 from textagents.llm.accounting import TokenUsage
-from textagents.llm.base import Message, Sampling, check_score_inputs, transcript, truncate_at_stop
+from textagents.llm.base import (
+    CROSS_ATTENTION,
+    Message,
+    Sampling,
+    check_score_inputs,
+    transcript,
+    truncate_at_stop,
+)
 from textagents.llm.models import known_name, resolve_model
 from textagents.llm.shared_prefix import KeptPrefix, computation_state, shared_prefix_length
 
 SCORE_MODES = ("logprob", "legacy_logits")
+
+
+def cross_attention_for(setting: str, device: torch.device) -> str:
+    """``per_prompt`` or ``per_candidate`` for a ``cross_attention`` setting: ``auto`` is ``per_prompt`` on the
+    CPU, where a pass is bound by its arithmetic (1.40x faster there), and ``per_candidate`` on a GPU, where a
+    pass of GLAM's sizes is bound by launching its operators and ``per_prompt``'s second decoder pass launches
+    ~1.45x as many (docs/gpu.md)."""
+    if setting not in CROSS_ATTENTION:
+        raise ValueError(f"cross_attention {setting!r} is not one of {CROSS_ATTENTION}")
+    if setting != "auto":
+        return setting
+    return "per_prompt" if device.type == "cpu" else "per_candidate"
 
 
 @dataclass
@@ -89,6 +109,10 @@ class TransformersBackend:
             output tensors, so their gradients add up) and, for causal models, the leading tokens that every
             context of a forward pass shares once (kept across calls without gradients while the weights do
             not change); the same numbers up to float rounding. False: every row's context in full.
+        cross_attention: seq2seq models: ``per_prompt`` (the decoder's start step runs once per context and
+            its cross-attention keys and values are copied to the context's candidates), ``per_candidate``
+            (the encoder states are copied to each candidate and one decoder pass projects them for each), or
+            ``auto`` (``cross_attention_for``); the same numbers up to float rounding.
         module_functions: name -> ``nn.Module`` called on a ``CandidateForward`` (e.g. ``ValueHead``),
             lamorel's custom module functions; run them with ``forward_candidates``.
         device, dtype: where and how the model runs.
@@ -104,6 +128,7 @@ class TransformersBackend:
         score_mode: str = "logprob",
         candidate_special_tokens: bool = False,
         prefix_sharing: bool = True,
+        cross_attention: str = "auto",
         module_functions: Mapping[str, nn.Module] | None = None,
         device: str = "cpu",
         dtype: torch.dtype | None = None,
@@ -115,6 +140,7 @@ class TransformersBackend:
             raise ValueError(f"score_mode {score_mode!r} is not one of {SCORE_MODES}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.cross_attention = cross_attention_for(cross_attention, torch.device(device))
         path = resolve_model(model_path)
         config = AutoConfig.from_pretrained(path)
         self.seq2seq = bool(config.is_encoder_decoder) if seq2seq is None else seq2seq
@@ -221,7 +247,12 @@ class TransformersBackend:
         candidate_ids = [self.encode(c, self.candidate_special_tokens) for options in candidates for c in options]
         cand, cand_mask = self._pad(candidate_ids, left=False)
         rows = rows.to(self.device)
-        forward = self._seq2seq_candidates if self.seq2seq else self._causal_candidates
+        if not self.seq2seq:
+            forward = self._causal_candidates
+        elif self.cross_attention == "per_prompt":
+            forward = self._seq2seq_candidates
+        else:
+            forward = self._seq2seq_candidates_repeated
         context_hidden, cand_hidden, logits = forward(context_ids, rows, cand, cand_mask, need_hidden)
         if self.score_mode == "logprob":
             logits = torch.log_softmax(logits.float(), dim=-1)
@@ -326,6 +357,31 @@ class TransformersBackend:
         if not need_hidden:
             return None, None, logits
         return hidden[:, 0], hidden, logits
+
+    def _seq2seq_candidates_repeated(
+        self,
+        context_ids: list[list[int]],
+        rows: torch.Tensor,
+        cand: torch.Tensor,
+        cand_mask: torch.Tensor,
+        need_hidden: bool,
+    ) -> tuple[Any, Any, torch.Tensor]:
+        """``cross_attention: per_candidate``: the encoder states repeated for each (context, candidate) row
+        and one decoder pass over all of them."""
+        ids, mask = self._pad(context_ids, left=False)
+        encoded = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+        start = torch.full((cand.shape[0], 1), self.model.config.decoder_start_token_id, device=self.device)
+        out = self.model(
+            encoder_outputs=(encoded[rows],),
+            attention_mask=mask[rows],
+            decoder_input_ids=torch.cat([start, cand[:, :-1]], dim=1),
+            decoder_attention_mask=torch.cat([torch.ones_like(start), cand_mask[:, :-1]], dim=1),
+            output_hidden_states=need_hidden,
+        )
+        if not need_hidden:
+            return None, None, out.logits
+        hidden = out.decoder_hidden_states[-1]
+        return hidden[:, 0], hidden, out.logits
 
     def score_without_reuse(self, contexts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
         """The same scores from one forward pass per (context, candidate) sequence (causal models): the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textagents.llm.base import CROSS_ATTENTION
 from textagents.methods.core.config import MethodConfig
 
 AGENTS = ("glam", "npae", "drrn", "symbolic_ppo")
@@ -28,7 +29,9 @@ class GlamConfig(MethodConfig):
     only: the same numbers up to float rounding; false: every row's prompt in full). ``forward_batch``: at
     most this many prompts (and 256 tokens each) in one forward pass of the LLM, when scoring and in the
     update, where a larger micro-batch is split (speed and memory only; on a GPU a pass costs about the same
-    for 16 prompts as for 64, so raise it with ``micro_batch``).
+    for 16 prompts as for 64, so raise it with ``micro_batch``). ``cross_attention`` (seq2seq models):
+    ``per_prompt``, ``per_candidate`` or ``auto`` (per prompt on the CPU, per candidate on a GPU), as
+    ``TransformersBackend`` (speed only: the same numbers up to float rounding).
 
     As the original (docs/methods/glam.md has the fidelity table): ``scoring`` ``paper`` (π = softmax(p /
     max p), p the product of a command's token probabilities; ``pinned``: the pinned code's summed raw
@@ -70,6 +73,7 @@ class GlamConfig(MethodConfig):
     minibatch_size: int = 64
     micro_batch: int = 8
     forward_batch: int = 16
+    cross_attention: str = "auto"
     learning_rate: float = 1e-6
     lora_r: int = 0
     value_head_width: int = 1024
@@ -91,6 +95,7 @@ class GlamConfig(MethodConfig):
         self.require_choice("agent", AGENTS)
         self.require_choice("scoring", SCORINGS)
         self.require_choice("npae_policy", NPAE_POLICIES)
+        self.require_choice("cross_attention", CROSS_ATTENTION)
         if self.reward_scale <= 0:
             raise ValueError(f"reward_scale must be > 0 (the original: 20), got {self.reward_scale}")
         self.require_positive(

@@ -63,6 +63,7 @@ def llm_spec(config: GlamConfig, model: str) -> LLMSpec:
         "score_mode": "legacy_logits" if raw_logits else "logprob",
         "candidate_special_tokens": config.scoring == "paper" if special_tokens is None else special_tokens,
         "prefix_sharing": config.prefix_sharing,
+        "cross_attention": config.cross_attention,
         **forward_batching(config.forward_batch),
     }
     return LLMSpec(
