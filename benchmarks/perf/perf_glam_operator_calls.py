@@ -3,13 +3,14 @@
 On a GPU a forward pass of GLAM's sizes costs about one kernel launch per operator (the GPU check: halving the
 forward passes of an iteration made it 1.47x faster, docs/gpu.md), so the operator count, which is the same on
 any device, tells which variant a GPU prefers; on the CPU the arithmetic decides (``perf_glam_seq2seq.py``).
-A random model of Flan-T5-large's architecture, GLAM's paper prompts (``--prompts`` of them, one forward pass
-at the default ``forward_batch``), bfloat16 autocast as on a GPU; for each variant, the operators of a rollout
+A random model of Flan-T5-large's architecture, GLAM's paper prompts (``--prompts`` of them in one forward pass:
+a pass launches the same operators for any number of prompts), bfloat16 autocast as on a GPU; for each
+variant, the operators of a rollout
 frame's scoring (no gradients) and of a PPO micro-batch's forward and backward pass, counted by
 ``torch.profiler`` (the ``aten::`` calls that no other ``aten::`` call made).
 
 Writes ``benchmarks/results/perf_glam_operator_calls.json``.
-Run: ``python benchmarks/perf/perf_glam_operator_calls.py [--prompts 16]``.
+Run: ``python benchmarks/perf/perf_glam_operator_calls.py [--prompts 4]`` (~5 GB of memory).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def forward_backward(llm: LLMHandle, contexts: list[str], candidates: list[list[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--prompts", type=int, default=16)
+    parser.add_argument("--prompts", type=int, default=4)
     args = parser.parse_args()
     contexts, candidates = prompts(args.prompts)
     heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=1024)}
@@ -81,6 +82,7 @@ def main() -> None:
                 "forward_backward": operator_calls(functools.partial(forward_backward, llm, contexts, candidates)),
             }
             print(variant, counts[variant], flush=True)
+            del backend, llm  # one model in memory at a time
     result = {
         "model": "random Flan-T5-large architecture",
         "prompts": args.prompts,
