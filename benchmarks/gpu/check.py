@@ -122,9 +122,9 @@ def glam(
     env's commands and values its state (BabyAI-Text GoToLocal, GLAM's prompt), samples the commands and steps
     the envs; an iteration is 4 frames of the paper's 32 envs, then the paper's update (4 epochs, minibatches
     of 64 in ``micro_batch``es, the paper's 4; the same update work per frame as its 40 frames), with at most
-    ``forward_batch`` prompts a forward pass (the config's, default 16). On the CPU: 8 envs, 1 frame (or
-    ``frames_per_env``, e.g. a short iteration to profile). The
-    tokenizer is a small BPE trained here (longer token sequences than T5's would be: a conservative rate)."""
+    ``forward_batch`` prompts a forward pass (the config's, default 16). On the CPU: 8 envs, 1 frame.
+    ``frames_per_env`` sets another length (a short iteration to profile). The tokenizer is a small BPE trained
+    here (longer token sequences than T5's would be: a conservative rate)."""
     from transformers import AutoTokenizer
 
     from textagents.llm.lamorel import Caller, LLMSpec

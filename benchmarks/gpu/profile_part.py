@@ -4,11 +4,12 @@
 functions with the most time of their own and the 45 with the most in all. On CUDA the time of a kernel shows
 where the CPU waited for the GPU, not where the kernel was launched.
 
-``--profiler torch``: after the warm-up iteration, one iteration under ``torch.profiler`` with the CPU and CUDA:
-the iteration's wall time, the GPU's busy time (its kernels' time summed) and their ratio, the operator count,
-and the 40 operators with the most GPU time. A low ratio says the GPU waits for the CPU to launch its kernels.
+``--profiler torch``: after the warm-up iteration, one iteration under ``torch.profiler``: on CUDA its kernels
+alone (recording every CPU operator too made the summary outlast a GPU session): the iteration's wall time, the
+GPU's busy time (its kernels' time summed) and their ratio, the kernel launches, and the 40 kernels with the
+most time; on the CPU its operators. A low ratio says the GPU waits for the CPU to launch its kernels.
 
-    python benchmarks/gpu/profile_part.py glam_batch_64 --profiler torch > $OUT/profile.txt   # on the GPU machine
+    python benchmarks/gpu/profile_part.py glam_batch_32 --profiler torch --frames-per-env 1 > $OUT/profile.txt
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def torch_profiled(step: Callable[[], int], device: str, budget_s: float, max_st
 
     step()
     cuda = torch.device(device).type == "cuda"
-    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
+    activities = [ProfilerActivity.CUDA] if cuda else [ProfilerActivity.CPU]
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -49,11 +50,15 @@ def torch_profiled(step: Callable[[], int], device: str, budget_s: float, max_st
     if cuda:
         print(f"peak GPU memory in the iteration: {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB")
     events = prof.key_averages()
-    kernels = [e for e in events if e.device_type == DeviceType.CUDA]  # not the operators that launched them
-    busy_s = sum(e.self_device_time_total for e in kernels) / 1e6
-    operators = sum(e.count for e in events if e.key.startswith("aten::"))
-    busy = f"GPU kernels {busy_s:.2f} s ({busy_s / seconds:.0%} busy)"
-    print(f"iteration {seconds:.2f} s, {units} units; {busy}; {operators} aten operator calls")
+    if cuda:
+        kernels = [e for e in events if e.device_type == DeviceType.CUDA]
+        busy_s = sum(e.self_device_time_total for e in kernels) / 1e6
+        launches = sum(e.count for e in kernels)
+        print(f"iteration {seconds:.2f} s, {units} units; GPU kernels {busy_s:.2f} s ({busy_s / seconds:.0%} busy)")
+        print(f"{launches} kernel launches, {1e6 * seconds / max(launches, 1):.1f} µs of the iteration each")
+    else:
+        operators = sum(e.count for e in events if e.key.startswith("aten::"))
+        print(f"iteration {seconds:.2f} s, {units} units; {operators} aten operator calls")
     sort = "self_device_time_total" if cuda else "self_cpu_time_total"
     print(events.table(sort_by=sort, row_limit=40, max_name_column_width=60))
     return units, seconds, 1

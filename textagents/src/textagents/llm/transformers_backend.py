@@ -42,7 +42,7 @@ def cross_attention_for(setting: str, device: torch.device) -> str:
     """``per_prompt`` or ``per_candidate`` for a ``cross_attention`` setting: ``auto`` is ``per_prompt`` on the
     CPU, where a pass is bound by its arithmetic (1.40x faster there), and ``per_candidate`` on a GPU, where a
     pass of GLAM's sizes is bound by launching its operators and ``per_prompt``'s second decoder pass launches
-    ~1.45x as many (docs/gpu.md)."""
+    1.48x as many for a forward and backward pass (docs/gpu.md)."""
     if setting not in CROSS_ATTENTION:
         raise ValueError(f"cross_attention {setting!r} is not one of {CROSS_ATTENTION}")
     if setting != "auto":
