@@ -192,8 +192,10 @@ def glam(
 def ellm(device: str, budget_s: float, quick: bool, max_steps: int, cuda_graphs: bool = False) -> dict[str, Any]:
     """ELLM's DQN (dueling, double, 3-step) at the paper's sizes on synthetic 84x84x4 frames and 384-d caption
     embeddings: acting and an update every 4 frames, batch 64; ``cuda_graphs`` as the option."""
+    from textagents.methods.core.allocator import keep_freed_memory
     from textagents.methods.ellm.dqn import DQNAgent, DQNSettings
 
+    keep_freed_memory()  # as EllmMethod does: without it each batch drawn from the replay faults its pages in anew
     shape, hidden, text = ((36, 36, 1), 32, 16) if quick else ((84, 84, 4), 512, 384)
     settings = DQNSettings(buffer_size=20_000, learning_starts=256, epsilon_frames=10**9, cuda_graphs=cuda_graphs)
     agent = DQNAgent(text, 17, settings, frame_shape=shape, hidden=hidden, device=resolve_device(device))

@@ -7,7 +7,9 @@ The replay holds ``--size`` transitions of ``--frame-size`` greyscale frames x 4
 arms draw from the same replay, switched between the two settings. Each draw
 is timed alone (index arithmetic and the copy of 64 frames, next frames and texts) and with the frames
 shrunk to one byte (the index arithmetic alone). The arms are interleaved over ``--rounds`` so that a change
-in the machine's load falls on both; the ratio is taken per round and its median reported.
+in the machine's load falls on both; the ratio is taken per round and its median reported. The C allocator
+keeps freed memory, as in ELLM's runs (``core/allocator.py``); without it a draw faulted its batch's pages in
+anew and cost several times as much.
 
 Writes ``benchmarks/results/perf_ellm_replay.json``.
 Run: ``python benchmarks/perf/perf_ellm_replay.py [--size 60000] [--frame-size 84] [--rounds 5]``.
@@ -21,6 +23,7 @@ import statistics
 import numpy as np
 from common import rate, write_result
 
+from textagents.methods.core.allocator import keep_freed_memory
 from textagents.methods.ellm.dqn import NStepReplay
 
 ARMS = {"transition_unclipped": ("transition", False), "episode_clipped": ("episode", True)}
@@ -66,6 +69,7 @@ def main() -> None:
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
 
+    keep_freed_memory()
     result: dict = {"size": args.size, "frame_size": args.frame_size, "batch": args.batch, "rounds": args.rounds}
     shapes = {"index_only": ((1,), 0), "full_batch": ((args.frame_size, args.frame_size, 4), 384)}
     for part, (frame_shape, text_size) in shapes.items():
