@@ -117,13 +117,15 @@ def glam(
     micro_batch: int = 4,
     forward_batch: int = 16,
     frames_per_env: int | None = None,
+    cross_attention: str = "auto",
 ) -> dict[str, Any]:
     """GLAM's PPO on the LLM (lamorel-style Caller), as ``glam.llm_learner`` runs it: each frame scores every
     env's commands and values its state (BabyAI-Text GoToLocal, GLAM's prompt), samples the commands and steps
     the envs; an iteration is 4 frames of the paper's 32 envs, then the paper's update (4 epochs, minibatches
     of 64 in ``micro_batch``es, the paper's 4; the same update work per frame as its 40 frames), with at most
     ``forward_batch`` prompts a forward pass (the config's, default 16). On the CPU: 8 envs, 1 frame.
-    ``frames_per_env`` sets another length (a short iteration to profile). The tokenizer is a small BPE trained
+    ``frames_per_env`` sets another length (a short iteration to profile); ``cross_attention`` as the config's
+    (``auto``: ``per_candidate`` on a GPU). The tokenizer is a small BPE trained
     here (longer token sequences than T5's would be: a conservative rate)."""
     from transformers import AutoTokenizer
 
@@ -144,7 +146,8 @@ def glam(
         texts = [episodes.context(i) for i in range(envs)]
         path = saved_model("t5", QUICK_T5 if quick else FLAN_T5_LARGE, Path(folder), texts)
         heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=64 if quick else 1024)}
-        spec = LLMSpec(str(path), heads, device=device, dtype="auto", backend_options=forward_batching(forward_batch))
+        options = {**forward_batching(forward_batch), "cross_attention": cross_attention}
+        spec = LLMSpec(str(path), heads, device=device, dtype="auto", backend_options=options)
         with Caller(spec, PPOUpdater(settings, micro_batch=micro_batch)) as caller:
 
             def iteration() -> int:
@@ -328,6 +331,7 @@ PARTS = {
     "glam": glam,
     "glam_micro_batch_64": functools.partial(glam, micro_batch=64),
     "glam_batch_32": functools.partial(glam, micro_batch=32, forward_batch=32),
+    "glam_batch_32_per_prompt": functools.partial(glam, micro_batch=32, forward_batch=32, cross_attention="per_prompt"),
     "glam_batch_64": functools.partial(glam, micro_batch=64, forward_batch=64),
     "ellm": ellm,
     "ellm_cuda_graphs": functools.partial(ellm, cuda_graphs=True),
@@ -337,8 +341,9 @@ PARTS = {
     "lgqd": lgqd,
 }
 
-#: What a plain run measures: every part but the one that needs more than an 80 GB GPU (an H100 ran out).
-DEFAULT_PARTS = [name for name in PARTS if name != "glam_batch_64"]
+#: What a plain run measures: every part but the one that needs more than an 80 GB GPU (an H100 ran out) and
+#: ``glam_batch_32`` with the CPU's cross-attention, an A/B of ``cross_attention`` that runs when named.
+DEFAULT_PARTS = [name for name in PARTS if name not in ("glam_batch_64", "glam_batch_32_per_prompt")]
 
 
 # ---------------------------------------------------------------------- driver
@@ -362,7 +367,9 @@ def main() -> None:
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")) / "gpu_check.json")
     parser.add_argument("--budget-s", type=float, default=30.0, help="seconds each part times on --device")
-    parser.add_argument("--cpu-steps", type=int, default=1, help="steps each part times on the CPU too (0: none)")
+    parser.add_argument(
+        "--cpu-steps", type=int, default=1, help="steps each part but GLAM's times on the CPU too (0: none)"
+    )
     parser.add_argument("--quick", action="store_true", help="tiny models (a run here, on the CPU, in a minute)")
     parser.add_argument("--parts", nargs="+", choices=sorted(PARTS), default=DEFAULT_PARTS)
     parser.add_argument("--merge", action="store_true", help="keep --out's other parts (same GPU and settings)")
@@ -385,7 +392,7 @@ def main() -> None:
     for name in args.parts:
         entry = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
         entry[str(device)] = run_part(name, str(device), args.budget_s, args.quick, 10**6)
-        if device.type == "cuda" and args.cpu_steps:
+        if device.type == "cuda" and args.cpu_steps and not name.startswith("glam"):  # a GLAM step takes minutes
             entry["cpu"] = run_part(name, "cpu", args.budget_s, args.quick, args.cpu_steps)
         report["parts"][name] = entry
         write_json_atomic(args.out, report)
