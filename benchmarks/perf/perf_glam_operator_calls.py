@@ -3,14 +3,14 @@
 On a GPU a forward pass of GLAM's sizes costs about one kernel launch per operator (the GPU check: halving the
 forward passes of an iteration made it 1.47x faster, docs/gpu.md), so the operator count, which is the same on
 any device, tells which variant a GPU prefers; on the CPU the arithmetic decides (``perf_glam_seq2seq.py``).
-A random model of Flan-T5-large's architecture, GLAM's paper prompts (``--prompts`` of them in one forward pass:
-a pass launches the same operators for any number of prompts), bfloat16 autocast as on a GPU; for each
-variant, the operators of a rollout
+A random model with Flan-T5-large's layers and vocabulary at a small width (the operators a pass calls do not
+depend on the widths), ``--prompts`` of GLAM's paper prompts in one forward pass (``forward_batch``: the GPU
+check's 32), bfloat16 autocast as on a GPU; for each variant, the operators of a rollout
 frame's scoring (no gradients) and of a PPO micro-batch's forward and backward pass, counted by
 ``torch.profiler`` (the ``aten::`` calls that no other ``aten::`` call made).
 
 Writes ``benchmarks/results/perf_glam_operator_calls.json``.
-Run: ``python benchmarks/perf/perf_glam_operator_calls.py [--prompts 4]`` (~5 GB of memory).
+Run: ``python benchmarks/perf/perf_glam_operator_calls.py [--prompts 32]`` (a minute).
 """
 
 from __future__ import annotations
@@ -34,10 +34,13 @@ from check import saved_model  # noqa: E402
 from textagents.device import autocast  # noqa: E402
 from textagents.llm.lamorel import LLMHandle, LLMSpec  # noqa: E402
 from textagents.llm.transformers_backend import ValueHead  # noqa: E402
+from textagents.methods.glam.llm_learner import forward_batching  # noqa: E402
 from textagents.methods.glam.scoring import POLICY, CommandScores  # noqa: E402
 from textagents.methods.glam.updater import VALUE, policy_outputs  # noqa: E402
 
 VARIANTS = ("per_prompt", "per_candidate")
+#: Flan-T5-large's layers, heads' count and vocabulary, narrow.
+NARROW_LARGE = {**SIZES["large"], "d_model": 64, "d_ff": 128, "d_kv": 16}
 
 
 def operator_calls(run: Callable[[], None]) -> int:
@@ -67,15 +70,16 @@ def forward_backward(llm: LLMHandle, contexts: list[str], candidates: list[list[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--prompts", type=int, default=4)
+    parser.add_argument("--prompts", type=int, default=32)
     args = parser.parse_args()
     contexts, candidates = prompts(args.prompts)
-    heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=1024)}
+    heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=64)}
     counts: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        path = saved_model("t5", SIZES["large"], Path(folder), contexts)
+        path = saved_model("t5", NARROW_LARGE, Path(folder), contexts)
         for variant in VARIANTS:
-            backend = LLMSpec(str(path), heads, backend_options={"cross_attention": variant}).build()
+            options = {**forward_batching(args.prompts), "cross_attention": variant}
+            backend = LLMSpec(str(path), heads, backend_options=options).build()
             llm = LLMHandle(backend)
             counts[variant] = {
                 "scoring": operator_calls(functools.partial(scoring, llm, contexts, candidates)),
@@ -84,7 +88,7 @@ def main() -> None:
             print(variant, counts[variant], flush=True)
             del backend, llm  # one model in memory at a time
     result = {
-        "model": "random Flan-T5-large architecture",
+        "model": "random Flan-T5-large layers and vocabulary, width 64",
         "prompts": args.prompts,
         "commands_per_prompt": len(candidates[0]),
         "operator_calls": counts,

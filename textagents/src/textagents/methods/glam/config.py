@@ -29,9 +29,10 @@ class GlamConfig(MethodConfig):
     only: the same numbers up to float rounding; false: every row's prompt in full). ``forward_batch``: at
     most this many prompts (and 256 tokens each) in one forward pass of the LLM, when scoring and in the
     update, where a larger micro-batch is split (speed and memory only; on a GPU a pass costs about the same
-    for 16 prompts as for 32, so raise it with ``micro_batch`` where the memory allows). ``cross_attention`` (seq2seq models):
-    ``per_prompt``, ``per_candidate`` or ``auto`` (per prompt on the CPU, per candidate on a GPU), as
-    ``TransformersBackend`` (speed only: the same numbers up to float rounding).
+    for 16 prompts as for 32, so raise it with ``micro_batch`` where the memory allows).
+    ``cross_attention`` (seq2seq models): ``per_prompt``, ``per_candidate`` or ``auto`` (per prompt on the
+    CPU, per candidate on a GPU), as ``TransformersBackend`` (speed only: the same numbers up to float
+    rounding).
 
     As the original (docs/methods/glam.md has the fidelity table): ``scoring`` ``paper`` (π = softmax(p /
     max p), p the product of a command's token probabilities; ``pinned``: the pinned code's summed raw
