@@ -86,7 +86,6 @@ def main() -> None:
                 "forward_backward": operator_calls(functools.partial(forward_backward, llm, contexts, candidates)),
             }
             print(variant, counts[variant], flush=True)
-            del backend, llm  # one model in memory at a time
     result = {
         "model": "random Flan-T5-large layers and vocabulary, width 64",
         "prompts": args.prompts,
