@@ -172,6 +172,34 @@ def test_the_micro_batch_and_forward_batch_sizes_change_the_memory_not_the_updat
             torch.testing.assert_close(states[0][k], states[other][k], rtol=1e-4, atol=1e-5, msg=message)
 
 
+def test_a_bfloat16_update_computes_each_pass_with_the_weights_of_the_last_step(tiny_models, monkeypatch):
+    """Under mixed precision (a GPU's default), each forward pass of the update sees the optimizer's last step:
+    its logits equal a fresh forward pass's at that point. autocast's cache of the weights' casts, left on,
+    kept the update's first weights for all its epochs."""
+    from textagents.methods.glam import updater
+
+    passes = []
+    outputs = updater.policy_outputs
+
+    def checked(llm, contexts, candidates):
+        logits, values = outputs(llm, contexts, candidates)
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):
+            fresh_logits, fresh_values = outputs(llm, contexts, candidates)
+        passes.append((logits.detach(), values.detach(), fresh_logits, fresh_values))
+        return logits, values
+
+    monkeypatch.setattr(updater, "policy_outputs", checked)
+    settings = PPOSettings(epochs=3, learning_rate=1e-2)
+    with Caller(_spec(tiny_models, dtype="bfloat16"), PPOUpdater(settings, micro_batch=64)) as caller:
+        contexts, candidates, kwargs = _batch(caller, count=8)
+        caller.update(contexts, candidates, **{**kwargs, "minibatches": 1})
+    assert len(passes) == 3
+    assert not torch.equal(passes[0][2], passes[-1][2])  # the steps moved the policy
+    for logits, values, fresh_logits, fresh_values in passes:
+        torch.testing.assert_close(logits, fresh_logits)
+        torch.testing.assert_close(values, fresh_values)
+
+
 @pytest.mark.parametrize(("forward_batch", "passes"), [(16, 3), (64, 1)])
 def test_forward_batch_bounds_the_prompts_of_one_forward_pass(tiny_models, monkeypatch, forward_batch, passes):
     from textagents.llm.transformers_backend import TransformersBackend

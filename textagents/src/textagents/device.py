@@ -81,7 +81,10 @@ def rank_device(device: torch.device, rank: int) -> torch.device:
 
 
 def autocast(device: torch.device, dtype: torch.dtype):
-    """Mixed precision in ``dtype`` for a trained model's forward passes (nothing when ``dtype`` is float32)."""
+    """Mixed precision in ``dtype`` for a trained model's forward passes (nothing when ``dtype`` is float32).
+    Without autocast's cache of the weights' casts: it lasts the whole region and knows nothing of in-place
+    writes, so after an optimizer step inside the region (GLAM's update: epochs × minibatches of steps) every
+    forward pass would still compute with the weights the region began with."""
     import torch
 
-    return torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32)
+    return torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32, cache_enabled=False)
