@@ -1,8 +1,8 @@
 """How many operators GLAM's seq2seq policy launches: ``cross_attention: per_prompt`` against ``per_candidate``.
 
-On a GPU a forward pass of GLAM's sizes costs about one kernel launch per operator (the GPU check: halving the
+On a GPU a forward pass of GLAM's sizes looks bound by launching its operators (the GPU check: halving the
 forward passes of an iteration made it 1.47x faster, docs/gpu.md), so the operator count, which is the same on
-any device, tells which variant a GPU prefers; on the CPU the arithmetic decides (``perf_glam_seq2seq.py``).
+any device, tells which variant a GPU should prefer; on the CPU the arithmetic decides (``perf_glam_seq2seq.py``).
 A random model with Flan-T5-large's layers and vocabulary at a small width (the operators a pass calls do not
 depend on the widths), ``--prompts`` of GLAM's paper prompts in one forward pass (``forward_batch``: the GPU
 check's 32), bfloat16 autocast as on a GPU; for each variant, the operators of a rollout

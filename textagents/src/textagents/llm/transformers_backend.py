@@ -42,7 +42,7 @@ SCORE_MODES = ("logprob", "legacy_logits")
 def cross_attention_for(setting: str, device: torch.device) -> str:
     """``per_prompt`` or ``per_candidate`` for a ``cross_attention`` setting: ``auto`` is ``per_prompt`` on the
     CPU, where a pass is bound by its arithmetic (1.40x faster there), and ``per_candidate`` on a GPU, where a
-    pass of GLAM's sizes is bound by launching its operators and ``per_prompt``'s second decoder pass launches
+    pass of GLAM's sizes looks bound by launching its operators and ``per_prompt``'s second decoder pass launches
     1.5x as many for a forward and backward pass (docs/gpu.md)."""
     if setting not in CROSS_ATTENTION:
         raise ValueError(f"cross_attention {setting!r} is not one of {CROSS_ATTENTION}")
