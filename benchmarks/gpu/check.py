@@ -148,12 +148,14 @@ def glam(
         heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=64 if quick else 1024)}
         options = {**forward_batching(forward_batch), "cross_attention": cross_attention}
         spec = LLMSpec(str(path), heads, device=device, dtype="auto", backend_options=options)
+        scored: list[str] = []
         with Caller(spec, PPOUpdater(settings, micro_batch=micro_batch)) as caller:
 
             def iteration() -> int:
                 contexts, candidates, actions, logprobs, values = [], [], [], [], []
                 for _ in range(frames_per_env):
                     step_contexts = [episodes.context(i) for i in range(envs)]
+                    scored.extend(step_contexts)
                     step_candidates = [episodes.candidates(i) for i in range(envs)]
                     for i, row in enumerate(caller.custom_module_fns([POLICY, VALUE], step_contexts, step_candidates)):
                         scores = np.asarray(row[POLICY], dtype=np.float64)
@@ -179,9 +181,9 @@ def glam(
                 )
                 return n
 
-            tokenizer = AutoTokenizer.from_pretrained(path)  # the one saved with the model
-            tokens = [len(tokenizer.encode(text)) for text in texts]
             frames, seconds, steps = timed(iteration, device, budget_s, max_steps)
+        tokenizer = AutoTokenizer.from_pretrained(path)  # the one saved with the model
+        tokens = [len(tokenizer.encode(text)) for text in scored]  # every prompt scored, the warm-up's too
     episodes.close()
     return {
         "frames_per_s": frames / seconds,
