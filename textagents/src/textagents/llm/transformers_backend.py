@@ -320,6 +320,11 @@ class TransformersBackend:
         past.batch_repeat_interleave(len(context_ids))
         return shared, past
 
+    def _encoded(self, context_ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """A seq2seq model's encoder states of the contexts (right-padded) and their attention mask."""
+        ids, mask = self._pad(context_ids, left=False)
+        return self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state, mask
+
     def _seq2seq_candidates(
         self,
         context_ids: list[list[int]],
@@ -328,8 +333,7 @@ class TransformersBackend:
         cand_mask: torch.Tensor,
         need_hidden: bool,
     ) -> tuple[Any, Any, torch.Tensor]:
-        ids, mask = self._pad(context_ids, left=False)
-        encoded = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+        encoded, mask = self._encoded(context_ids)
         start = torch.full((len(context_ids), 1), self.model.config.decoder_start_token_id, device=self.device)
         # The decoder's start step runs once per context and leaves each layer's cross-attention keys and
         # values in its cache; the context's candidates continue from a copy of them. Computed per candidate
@@ -371,8 +375,7 @@ class TransformersBackend:
     ) -> tuple[Any, Any, torch.Tensor]:
         """``cross_attention: per_candidate``: the encoder states repeated for each (context, candidate) row
         and one decoder pass over all of them."""
-        ids, mask = self._pad(context_ids, left=False)
-        encoded = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+        encoded, mask = self._encoded(context_ids)
         start = torch.full((cand.shape[0], 1), self.model.config.decoder_start_token_id, device=self.device)
         out = self.model(
             encoder_outputs=(encoded[rows],),
