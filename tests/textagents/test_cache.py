@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import multiprocessing
 
+import pytest
+
 from textagents.llm import CachedBackend, ResponseCache, TokenUsage
 
 
@@ -68,3 +70,28 @@ def test_sampled_requests_are_not_cached_unless_asked(tmp_path):
     assert backend.generate(["a"], temperature=1.0, seed=1) == backend.generate(["a"], temperature=1.0, seed=1)
     sampled = CachedBackend(inner, ResponseCache(tmp_path / "c.sqlite"), cache_sampled=True)
     assert sampled.generate(["z"], temperature=1.0) == sampled.generate(["z"], temperature=1.0)
+
+
+class StoppingBackend(CountingBackend):
+    """Answers one conversation at a time (as llama.cpp) and is stopped before its ``stop_at``-th answer."""
+
+    def __init__(self, stop_at: int):
+        super().__init__()
+        self.stop_at = stop_at
+
+    def chat(self, messages, **sampling):
+        if self.calls + 1 == self.stop_at:
+            raise RuntimeError("stopped")
+        return super().chat(messages, **sampling)
+
+
+def test_a_batch_stopped_halfway_keeps_the_answers_it_got_when_the_backend_answers_one_at_a_time(tmp_path):
+    conversations = [[{"role": "user", "content": f"question {i}"}] for i in range(5)]
+    path = tmp_path / "c.sqlite"
+    stopped = StoppingBackend(stop_at=4)
+    with pytest.raises(RuntimeError, match="stopped"):
+        CachedBackend(stopped, ResponseCache(path)).chat_batch(conversations, seed=0)
+    assert len(ResponseCache(path)) == 3
+    again = StoppingBackend(stop_at=0)
+    answers = CachedBackend(again, ResponseCache(path)).chat_batch(conversations, seed=0)
+    assert answers == ["reply 1", "reply 2", "reply 3", "reply 1", "reply 2"] and again.calls == 2

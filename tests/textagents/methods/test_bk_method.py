@@ -21,9 +21,9 @@ from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import family_name
 from textagents.methods.bk.isolation import BUBBLEWRAP, UNSAFE_LOCAL_EXEC
 from textagents.methods.bk.method import BKMethod
-from textagents.methods.core.config import load_config
+from textagents.methods.core.config import ConfigError, load_config
 from textagents.methods.core.method import RunContext
-from textagents.methods.core.run_dir import RunDir
+from textagents.methods.core.run_dir import RunDir, RunDirWarning
 from textagents.methods.core.runner import LLMChoice, run_method
 
 SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "bk" / "smoke.yaml"
@@ -100,10 +100,11 @@ def test_the_method_shapes_ppo_with_the_kept_code_from_a_replayed_recording(tmp_
 
 
 def _smoke(tmp_path, shaping: str) -> Path:
-    """The smoke config with ``shaping`` set."""
+    """The smoke config with ``shaping`` set, labelling on samples that show the mission the run meets (labelling
+    seed 0: "go to the red ball"), so that a recording of the labelling answers the whole run."""
     config = yaml.safe_load(SMOKE.read_text())
     path = tmp_path / f"smoke-{shaping}.yaml"
-    path.write_text(yaml.safe_dump({**config, "shaping": shaping}))
+    path.write_text(yaml.safe_dump({**config, "shaping": shaping, "labelling_seed": 0}))
     return path
 
 
@@ -167,6 +168,53 @@ def test_bk_pref_trains_a_scorer_from_a_replayed_recording_and_keeps_it_in_check
     for key, value in method.knowledge.scorer.state_dict().items():
         assert torch.equal(value, trained[key])
     method.close()
+
+
+class Stopped(Exception):
+    """The labelling process killed (the session ended)."""
+
+
+def test_a_stopped_labelling_goes_on_from_the_llm_cache_and_other_seeds_ask_nothing(tmp_path, monkeypatch):
+    from textagents.llm import llamacpp_backend
+
+    class OneAtATime(Scripted):
+        """A local model answering one conversation at a time, as llama.cpp; stopped at its ``stop_at``-th."""
+
+        stop_at: int | None = None
+
+        def __init__(self, model, n_ctx):
+            super().__init__([], default="[Rank] A > B")
+
+        def chat(self, messages, **sampling):
+            if len(self.asked) + 1 == OneAtATime.stop_at:
+                raise Stopped
+            return super().chat(messages, **sampling)
+
+    built: list[OneAtATime] = []
+
+    def open_model(model, n_ctx):
+        built.append(OneAtATime(model, n_ctx))
+        return built[-1]
+
+    monkeypatch.setattr(llamacpp_backend, "LlamaCppBackend", open_model)
+    config = yaml.safe_load(_smoke(tmp_path, "pref").read_text())
+    paths = {}
+    for seed in (0, 1):
+        paths[seed] = tmp_path / f"seed{seed}.yaml"
+        paths[seed].write_text(yaml.safe_dump({**config, "model": "m", "llm_backend": "llamacpp", "seed": seed}))
+    cache = LLMChoice(cache=str(tmp_path / "answers.sqlite"))
+
+    OneAtATime.stop_at = 4
+    with pytest.warns(RunDirWarning), pytest.raises(Stopped):
+        run_bk(paths[0], tmp_path / "seed0", llm=cache, progress=False)
+    OneAtATime.stop_at = None
+    run_bk(paths[0], tmp_path / "seed0", llm=cache, progress=False)  # the same command again
+    run_bk(paths[1], tmp_path / "seed1", llm=cache, progress=False)
+    assert [len(backend.asked) for backend in built] == [3, 3, 0]  # 6 pairs, each asked once
+    labelled = [(tmp_path / f"seed{seed}" / "preferences.jsonl").read_text() for seed in (0, 1)]
+    assert labelled[0] == labelled[1] and len(labelled[0].splitlines()) == 6
+    with pytest.raises(ConfigError, match=r"--llm-cache .* give one of them"):
+        LLMChoice(cache=str(tmp_path / "answers.sqlite"), replay=str(tmp_path / "calls.jsonl"))
 
 
 TREES = "```python\ndef potential(observation):\n    return float(observation.count('tree'))\n```"

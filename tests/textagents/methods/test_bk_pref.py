@@ -161,7 +161,7 @@ def test_the_env_prefers_the_snippet_nearer_the_target_and_agreement_counts_deci
 
 def test_label_agreement_on_scripted_labels(tmp_path):
     config = BKConfig(shaping="pref", pref_pairs=12, pref_epochs=2, pref_layers=1, pref_width=16, seed=3, pref_window=1)
-    steps = random_steps(config.env_id, 2 * config.pref_pairs, config.seed)
+    steps = random_steps(config.env_id, 2 * config.pref_pairs, config.knowledge_seed)
     truth = [env_preference(a, b) for a, b in zip(steps[:12], steps[12:], strict=True)]
     assert sum(t is not None for t in truth) >= 4, "the sampled pairs should mostly differ in distance"
     # right on even pairs, wrong on odd ones, unparseable on every third
@@ -206,7 +206,7 @@ def test_the_env_labeller_labels_by_the_envs_progress_without_asking_the_llm(tmp
     )
     knowledge = PrefKnowledge(config, tmp_path, lambda: pytest.fail("the env labeller asks no LLM"))
     metrics = knowledge.label()
-    steps = random_steps(config.env_id, 2 * config.pref_pairs, config.seed)
+    steps = random_steps(config.env_id, 2 * config.pref_pairs, config.knowledge_seed)
     truth = [env_preference(a, b) for a, b in zip(steps[:24], steps[24:], strict=True)]
     rows = [json.loads(line) for line in (tmp_path / "preferences.jsonl").read_text().splitlines()]
     assert [row["label"] for row in rows] == [EQUAL if t is None else t for t in truth]
@@ -215,6 +215,30 @@ def test_the_env_labeller_labels_by_the_envs_progress_without_asking_the_llm(tmp
     ]
     assert metrics["pref/label_agreement"] == 1.0 and metrics["pref/unparsed"] == 0
     assert metrics["pref_trained"] == 1.0 and metrics["pref/scorer_agreement"] > 0.5
+
+
+def test_every_run_seed_labels_the_same_pairs_and_trains_the_same_scorer_as_the_original(tmp_path):
+    """The original labels once (seed 42) and trains every RL seed on that knowledge; ``labelling_seed: null``
+    draws the pairs and the scorer from the run's seed instead."""
+
+    def labelled(seed: int, labelling_seed: int | None) -> tuple[list[str], torch.Tensor]:
+        config = BKConfig(
+            shaping="pref", pref_labeller="env", pref_pairs=8, pref_epochs=2, pref_layers=1, pref_width=16,
+            pref_window=2, seed=seed, labelling_seed=labelling_seed,
+        )  # fmt: skip
+        folder = tmp_path / f"{seed}-{labelling_seed}"
+        folder.mkdir()
+        knowledge = PrefKnowledge(config, folder, lambda: pytest.fail("the env labeller asks no LLM"))
+        knowledge.label()
+        return (folder / "preferences.jsonl").read_text().splitlines(), knowledge.tensors()["score.weight"]
+
+    pairs_0, head_0 = labelled(0, 42)
+    pairs_1, head_1 = labelled(1, 42)
+    assert BKConfig().labelling_seed == 42 and BKConfig(seed=5).knowledge_seed == 42
+    assert pairs_0 == pairs_1 and torch.equal(head_0, head_1)
+    per_seed_0, _ = labelled(0, None)
+    per_seed_1, _ = labelled(1, None)
+    assert per_seed_0 != per_seed_1 and BKConfig(seed=5, labelling_seed=None).knowledge_seed == 5
 
 
 def test_an_unknown_labeller_is_refused_with_the_valid_ones():
@@ -357,7 +381,9 @@ def test_labelling_compares_windows_of_consecutive_steps_and_trains_on_their_tok
     text = window_text(windows[0])
     assert text.startswith("Step 1:\nMission:") and "\n\nStep 3:\n" in text and "Step 4" not in text
     assert window_text(windows[0][:1]) == step_snippet(windows[0][0])
-    config = BKConfig(shaping="pref", pref_pairs=3, pref_epochs=2, pref_layers=1, pref_width=16, seed=3, pref_window=3)
+    config = BKConfig(
+        shaping="pref", pref_pairs=3, pref_epochs=2, pref_layers=1, pref_width=16, labelling_seed=3, pref_window=3
+    )
     backend = Scripted(["[Rank] A > B", "[Rank] B > A", "[Rank] A > B"])
     knowledge = PrefKnowledge(config, tmp_path, lambda: backend)
     assert knowledge.history == 2 and knowledge.label()["pref_trained"] == 1.0

@@ -306,6 +306,12 @@ BK_SHARED = [
     Setting("pref_epochs", 5, "train_preference_model.py:63"),
     Setting("pref_learning_rate", 3e-4, "train_preference_model.py:95"),
     Setting("pref_smoothing", 0.3, "train_preference_model.py:120"),
+    Setting(
+        "labelling_seed",
+        42,
+        "label_preference.py:82,88; train_preference_model.py:48,75-76 (labelled once for every RL seed)",
+        covers=("labelling_seed",),
+    ),
 ]
 BK_BABYAI = [
     *BK_SHARED,

@@ -296,7 +296,10 @@ def _llm_choice(args: argparse.Namespace):
     hosts = _allowed_hosts(args)
     device = getattr(args, "device", None)  # the lgqd stages take no --device: their pipeline's config says
     concurrency = args.max_concurrency
-    return LLMChoice(_model(args), args.base_url, args.api_key_env, record, replay, hosts, device, concurrency)
+    cache = _absolute(getattr(args, "llm_cache", None))  # method run and compare take --llm-cache
+    return LLMChoice(
+        _model(args), args.base_url, args.api_key_env, record, replay, hosts, device, concurrency, cache=cache
+    )
 
 
 def _method_run(args: argparse.Namespace) -> int:
@@ -410,6 +413,16 @@ def _add_llm_options(parser: argparse.ArgumentParser) -> None:
     _add_llm_recording(parser)
 
 
+def _add_llm_cache(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--llm-cache",
+        metavar="FILE",
+        help="answer a request asked before (same model, prompt and seeded sampling) from this sqlite file, and "
+        "keep every new answer in it: a stopped labelling goes on where it stopped, and runs that ask the same "
+        "questions (the seeds of a comparison) pay for them once",
+    )
+
+
 def _add_max_concurrency(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-concurrency",
@@ -492,6 +505,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     _add_threads(run)
     _add_device(run)
     _add_llm_options(run)
+    _add_llm_cache(run)
     _add_max_concurrency(run)
     _add_unsafe_local_exec(run)
     run.set_defaults(run=_method_run)
@@ -531,6 +545,7 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     _add_threads(compare)
     _add_device(compare)
     _add_llm_options(compare)
+    _add_llm_cache(compare)
     _add_max_concurrency(compare)
     _add_unsafe_local_exec(compare)
     compare.set_defaults(run=_method_compare)

@@ -99,7 +99,11 @@ class CachedBackend:
         return self.chat_batch([messages], **sampling)[0]
 
     def chat_batch(self, conversations: Sequence[Sequence[Message]], **sampling: Any) -> list[str]:
-        """Answers seen before from the cache; the other conversations in one ``chat_batch`` of the backend."""
+        """Answers seen before from the cache; the other conversations in one ``chat_batch`` of the backend, or,
+        when it answers one conversation at a time (llama.cpp), each kept as soon as it comes, so that a batch
+        stopped halfway loses none of the answers already paid for."""
+        if len(conversations) > 1 and getattr(self.backend, "chat_batch", None) is None:
+            return [self.chat_batch([messages], **sampling)[0] for messages in conversations]
         settings = Sampling.of(**sampling)
         if not self._cacheable(settings):
             return chat_batch(self.backend, conversations, **sampling)

@@ -196,7 +196,7 @@ class CodeKnowledge(Knowledge):
 
     def label(self) -> dict[str, float]:
         config = self.config
-        samples = [step.observation for step in random_steps(config.env_id, config.code_samples, config.seed)]
+        samples = [step.observation for step in random_steps(config.env_id, config.code_samples, config.knowledge_seed)]
         if config.code_file is not None:
             return self._label_from_file(Path(config.code_file), samples)
         labelling = write_potential(

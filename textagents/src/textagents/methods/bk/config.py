@@ -51,6 +51,12 @@ class BKConfig(MethodConfig):
       the action as well as the state, so the shaping pays for choosing an action the scorer likes at every step,
       which is no longer potential-based (Ng et al.); ``false`` scores (mission, observation) only.
 
+    ``labelling_seed`` draws the random policy's observations the LLM is shown (all three) and BK-Pref's
+    scorer (its start and its batches): the original labels once, with seed 42, and trains every RL seed on
+    that knowledge (``label_preference.py:82,88``, ``train_preference_model.py:48,75-76``), so by default
+    every ``seed`` of a comparison asks the same questions; null draws them from the run's ``seed`` instead
+    (ours before: the knowledge then varies with the seed too).
+
     Shaping (``shaping.SHAPING_FORMS``): ``shaping_form`` ``original`` (γΦ(s_t) − Φ(s_{t−1}) on the
     observations actions are taken from, Φ over the std of its discounted running sum), ``markovian``
     (γΦ(s') − Φ(s), Φ over the std of raw Φ) or ``masked`` (``markovian`` with Φ = 0 at termination);
@@ -88,6 +94,7 @@ class BKConfig(MethodConfig):
     pref_labeller: str = "llm"
     pref_action: bool = True
     pref_window: int = 5
+    labelling_seed: int | None = 42
     shaping_form: str = "original"
     reward_scale: float = 10.0
     gamma: float = 0.99
@@ -163,6 +170,11 @@ class BKConfig(MethodConfig):
         )
         if self.pref_width % self.pref_heads:
             raise ValueError(f"pref_width must be a multiple of pref_heads ({self.pref_heads}), got {self.pref_width}")
+
+    @property
+    def knowledge_seed(self) -> int:
+        """The seed of the labelling's samples and BK-Pref's scorer: ``labelling_seed``, or the run's."""
+        return self.seed if self.labelling_seed is None else self.labelling_seed
 
     @property
     def goal_similarity(self) -> float:

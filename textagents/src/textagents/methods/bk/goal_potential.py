@@ -148,7 +148,7 @@ class GoalKnowledge(Knowledge):
     def _steps(self) -> list[Step]:
         if not self.steps:
             config = self.config
-            self.steps = random_steps(config.env_id, config.goal_rounds * config.goal_samples, config.seed)
+            self.steps = random_steps(config.env_id, config.goal_rounds * config.goal_samples, config.knowledge_seed)
         return self.steps
 
     def goals_for(self, mission: str) -> list[str]:

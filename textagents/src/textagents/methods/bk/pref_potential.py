@@ -121,7 +121,7 @@ class PrefKnowledge(Knowledge):
     def _new_scorer(self) -> SnippetScorer:
         config = self.config
         with torch.random.fork_rng():
-            torch.manual_seed(config.seed)
+            torch.manual_seed(config.knowledge_seed)
             return SnippetScorer(
                 len(self.vocabulary),
                 width=config.pref_width,
@@ -139,7 +139,7 @@ class PrefKnowledge(Knowledge):
 
     def label(self) -> dict[str, float]:
         config = self.config
-        windows = random_windows(config.env_id, 2 * config.pref_pairs, config.seed, config.pref_window)
+        windows = random_windows(config.env_id, 2 * config.pref_pairs, config.knowledge_seed, config.pref_window)
         pairs = list(zip(windows[: config.pref_pairs], windows[config.pref_pairs :], strict=True))
         with_action = config.pref_action
         snippets = [(window_text(a, with_action), window_text(b, with_action)) for a, b in pairs]
@@ -186,7 +186,7 @@ class PrefKnowledge(Knowledge):
             epochs=config.pref_epochs,
             learning_rate=config.pref_learning_rate,
             smoothing=config.pref_smoothing,
-            seed=config.seed,
+            seed=config.knowledge_seed,
         )
         with torch.no_grad():
             score_a = self.scorer(tokens([a for a, _ in inputs]))

@@ -27,7 +27,8 @@ class LLMChoice:
     """The command line's LLM settings: they override the config's, say where calls are recorded or
     replayed from (default: recorded to the run's ``llm_calls.jsonl``) and which hosts besides this machine
     an API key may go to (``key_hosts.normalise_host``'s form); ``--max-concurrency``, the requests a server
-    gets at once; and ``--device``, where the models run."""
+    gets at once; ``--device``, where the models run; and ``--llm-cache``, a ``ResponseCache`` file that answers
+    the requests asked before (``CachedBackend``: seeded or greedy ones) in front of the live model."""
 
     model: str | None = None
     base_url: str | None = None
@@ -37,6 +38,11 @@ class LLMChoice:
     allowed_hosts: tuple[str, ...] = ()
     device: str | None = None
     max_concurrency: int | None = None
+    cache: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.cache is not None and self.replay is not None:
+            raise ConfigError("--llm-cache answers in front of a live model; a replay asks none: give one of them")
 
     def config_overrides(self) -> dict[str, Any]:
         return {
@@ -60,6 +66,7 @@ def _check_key_host(config: Any, choice: LLMChoice) -> None:
 def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
     @functools.cache
     def build() -> LLMBackend:
+        from textagents.llm.cache import CachedBackend, ResponseCache
         from textagents.llm.record import RecordingBackend, ReplayBackend
 
         if choice.replay is not None:
@@ -85,6 +92,8 @@ def _llm_factory(config: Any, run: RunDir, choice: LLMChoice):
 
             device = config.torch_device()
             backend = TransformersBackend(config.model, device=device, dtype=config.torch_dtype())
+        if choice.cache is not None:
+            backend = CachedBackend(backend, ResponseCache(choice.cache))
         return RecordingBackend(backend, choice.record or run.llm_calls_path)
 
     return build
