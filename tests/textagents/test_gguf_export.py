@@ -8,6 +8,7 @@ import torch
 
 from tests.textagents.tiny_decoders import ARCHITECTURES, tiny_decoder
 from textagents.llm import gguf_export
+from textagents.llm.base import ContextOverflowError
 from textagents.testing import ENV_VOCABULARY, train_tokenizer
 
 pytest.importorskip("llama_cpp", reason="needs llama-cpp-python (pip install 'textagents[llamacpp]')")
@@ -210,5 +211,10 @@ def test_llama_cpp_without_max_tokens_generates_until_the_context_is_full(tmp_pa
             assert sent[-1]["max_tokens"] == llama.llm.n_ctx() - len(llama.llm.tokenize(prompt.encode())) - 1
         llama.chat([{"role": "user", "content": PROMPTS[2]}], max_tokens=None, temperature=1.0, seed=0)
         assert llama.usage.completion_tokens > 0
+        too_long = " ".join(PROMPTS) * 4
+        with pytest.raises(ContextOverflowError, match="exceed context window"):
+            llama.chat([{"role": "user", "content": too_long}], max_tokens=None, temperature=1.0, seed=0)
+        with pytest.raises(ContextOverflowError):
+            llama.generate([too_long], max_tokens=None, temperature=1.0, seed=0)
     finally:
         llama.llm.close()

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from tests.textagents.reference import hand_scores
+from textagents.llm.base import ContextOverflowError
 from textagents.llm.transformers_backend import TransformersBackend, ValueHead
 
 CONTEXTS = [
@@ -95,6 +96,9 @@ def test_max_tokens_none_generates_up_to_the_models_context(causal_backend, monk
     text = causal_backend.generate([CONTEXTS[0]], max_tokens=None)[0]
     assert asked == [40 - len(causal_backend.encode(CONTEXTS[0]))]
     assert len(causal_backend.encode(text)) <= asked[0]
+    monkeypatch.setattr(causal_backend.model.config, "n_positions", len(causal_backend.encode(CONTEXTS[0])))
+    with pytest.raises(ContextOverflowError, match=r"leaves no room in .* context of"):
+        causal_backend.generate([CONTEXTS[0]], max_tokens=None)
     monkeypatch.setattr(causal_backend, "model", SimpleNamespace(config=SimpleNamespace()))  # no positions known
     with pytest.raises(ValueError, match=r"max_tokens=None asks for the model.s context.*give max_tokens"):
         causal_backend.generate([CONTEXTS[0]], max_tokens=None)

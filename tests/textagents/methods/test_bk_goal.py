@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.textagents.methods.scripted_llm import Scripted
+from tests.textagents.methods.scripted_llm import ContextLimited, Scripted
 from textagents.methods.bk.config import GOAL_THRESHOLDS, BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS
 from textagents.methods.bk.goal_potential import (
+    NEAREST,
     GoalKnowledge,
     GoalPotential,
     NearestGoalsPotential,
@@ -226,3 +227,49 @@ def test_the_history_is_embedded_only_when_the_library_has_more_rounds_than_the_
     if rounds <= 3:  # every round's goals are among the nearest's: Φ is the best cosine over all of them
         cosines = unit_rows(embed([f"goal {i}" for i in range(rounds)])) @ unit_rows(embed([caption]))[0]
         assert phi == pytest.approx(float(cosines.max()), rel=1e-6)
+
+
+def _original_rule(embed, library, history: str, caption: str, threshold: float) -> float:
+    """The original's rule as written (``models/reward_provider.py:72-98``): the history and the caption embedded,
+    the 3 rounds whose contexts are nearest the history, the best similarity of their goals, if above the
+    threshold."""
+    query, last = unit_rows(embed([history, caption]))
+    contexts = unit_rows(embed([context for context, _ in library]))
+    nearest = np.argsort(contexts @ query)[-NEAREST:]
+    goals = [goal for i in nearest for goal in library[i][1]]
+    best = float((unit_rows(embed(goals)) @ last).max()) if goals else 0.0
+    return best if best > threshold else 0.0
+
+
+@pytest.mark.parametrize("threshold", [-1.0, 0.3, 0.6, 2.0])
+def test_the_history_is_embedded_only_when_a_rounds_goals_pass_and_phi_is_the_original_rules(threshold):
+    rng, vectors, asked = np.random.default_rng(1), {}, []
+
+    def embed(texts):
+        asked.extend(texts)
+        return np.array([vectors.setdefault(t, rng.normal(size=4)) for t in texts])
+
+    library = [(f"context {i}", [f"goal {i}.{j}" for j in range(i % 3)]) for i in range(6)]  # rounds 0, 3: no goal
+    potential = NearestGoalsPotential(lambda mission: library, embed, threshold, COMMANDS)
+    for index in range(40):
+        now, info = _golden_call(index)
+        asked.clear()
+        phi = potential(now, info)
+        history = describe_steps("m", [Step("m", None, f"before {index}", 0.0, None)])
+        caption = transition_caption(f"before {index}", "go forward", f"now {index}")
+        passing = max(
+            float((unit_rows(embed(goals)) @ unit_rows(embed([caption]))[0]).max()) for _, goals in library if goals
+        )
+        assert (history in asked) == (passing > threshold)
+        assert phi == pytest.approx(_original_rule(embed, library, history, caption, threshold), rel=1e-6, abs=1e-12)
+
+
+def test_a_round_that_does_not_fit_the_context_is_asked_without_the_oldest_rounds():
+    """A small model's answer can run to the context's end (Qwen2.5-Coder-0.5B's did): the next round is asked
+    without it instead of failing the run."""
+    looping = "- go to the red ball\n" + "- go to a wall\n" * 300
+    backend = ContextLimited([looping, "- pick up the key", "- open the door"], context_chars=len(looping) + 1500)
+    proposal = propose_goals(backend, "babyai_text", "go to the red ball", STEPS, rounds=3, per_round=1)
+    assert proposal.answers[1:] == ["- pick up the key", "- open the door"] and proposal.trimmed == 2
+    assert [len(asked) for asked in backend.asked] == [3, 3, 5]  # rounds 2 and 3 without round 1
+    assert proposal.goals == ["go to the red ball", "go to a wall", "pick up the key", "open the door"]

@@ -14,7 +14,7 @@ import torch
 import yaml
 
 from tests.textagents.methods.sandbox_support import UNSAFE_LOCAL_EXEC_HERE, needs_bubblewrap
-from tests.textagents.methods.scripted_llm import Scripted
+from tests.textagents.methods.scripted_llm import ContextLimited, Scripted
 from textagents.llm.record import RecordingBackend
 from textagents.methods.bk.code_potential import ERROR_FEEDBACK, SYSTEM_TASK, extract_code, write_potential
 from textagents.methods.bk.config import BKConfig
@@ -67,6 +67,18 @@ def test_errors_are_fed_back_until_code_runs_in_the_sandbox():
     assert result.rounds[3]["values"] == [1.0, 0.0]
     assert backend.asked[0][0] == {"role": "system", "content": SYSTEM_TASK}
     assert backend.asked[2][-1]["content"] == ERROR_FEEDBACK.format(error=result.rounds[1]["error"])
+
+
+@needs_bubblewrap
+def test_a_code_round_that_does_not_fit_the_context_is_asked_without_the_oldest_exchange():
+    rambling = "I will think about it. " * 1000  # no code: round 1 fails and its answer fills the context
+    backend = ContextLimited([rambling, GOOD], context_chars=len(rambling) // 2)
+    samples = ["You see a red ball 2 steps forward", "You see a wall 1 step left"]
+    result = write_potential(backend, "babyai_text", samples, rounds=2, isolation=ISOLATION)
+    assert result.code is not None and result.rounds[1]["values"] == [1.0, 0.0]
+    assert [r["trimmed_messages"] for r in result.rounds] == [0, 1] and backend.refused == 1
+    assert [m["role"] for m in backend.asked[1]] == ["system", "system", "user", "user"]  # the feedback is kept
+    assert backend.asked[1][-1]["content"] == ERROR_FEEDBACK.format(error=result.rounds[0]["error"])
 
 
 @pytest.mark.parametrize("shaping", ["code", "goal", "pref"])

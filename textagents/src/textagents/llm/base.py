@@ -16,6 +16,11 @@ Message = Mapping[str, str]
 PENALTIES = ("frequency_penalty", "presence_penalty")
 
 
+class ContextOverflowError(ValueError):
+    """A request whose prompt does not fit the model's context (llama.cpp's ``n_ctx``, a local model's
+    positions, a server's maximum context length)."""
+
+
 @dataclass(frozen=True)
 class Sampling:
     """Decoding settings shared by every backend; ``temperature == 0`` means greedy; ``max_tokens=None``: no
@@ -99,6 +104,23 @@ def chat_batch(backend: LLMBackend, conversations: Sequence[Sequence[Message]], 
     if batched is not None:
         return batched(conversations, **sampling)
     return [backend.chat(messages, **sampling) for messages in conversations]
+
+
+def chat_fitting(
+    backend: LLMBackend, messages: Sequence[Message], keep: int, **sampling: Any
+) -> tuple[str, list[Message]]:
+    """The answer to ``messages`` and the messages it was asked with: when they do not fit the model's context,
+    the oldest exchanges after the first ``keep`` messages are left out, two messages (a question and its
+    answer) at a time, until they do; the last message is always kept. ``ContextOverflowError`` when even the
+    first ``keep`` and the last do not fit."""
+    asked = list(messages)
+    while True:
+        try:
+            return backend.chat(asked, **sampling), asked
+        except ContextOverflowError:
+            if len(asked) - keep <= 1:
+                raise
+            asked = [*asked[:keep], *asked[keep + 2 :]] if len(asked) - keep > 2 else [*asked[:keep], asked[-1]]
 
 
 def transcript(messages: Sequence[Message]) -> str:

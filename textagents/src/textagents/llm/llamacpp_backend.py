@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from textagents.llm.accounting import TokenUsage
-from textagents.llm.base import Message, Sampling, check_score_inputs
+from textagents.llm.base import ContextOverflowError, Message, Sampling, check_score_inputs
 from textagents.llm.models import MODELS, gguf_path, known_name, resolve_model
 
 
@@ -111,9 +111,20 @@ class LlamaCppBackend:
         plus ``TEMPLATE_TOKENS`` per message for the role markers."""
         return sum(self._tokens(m["content"]) + TEMPLATE_TOKENS for m in messages) + TEMPLATE_TOKENS
 
+    def _fitting(self, create: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``create(*args, **kwargs)``, with llama.cpp's refusal of a prompt longer than the context raised as
+        ``ContextOverflowError``."""
+        try:
+            return create(*args, **kwargs)
+        except ValueError as error:
+            if "exceed context window" in str(error):
+                raise ContextOverflowError(f"{self.model_name}: {error}") from error
+            raise
+
     def _complete(self, prompt: str | list[int], settings: Sampling) -> str:
         start = time.perf_counter()
-        response = self.llm.create_completion(prompt, **self._options(settings, lambda: self._tokens(prompt)))
+        options = self._options(settings, lambda: self._tokens(prompt))
+        response = self._fitting(self.llm.create_completion, prompt, **options)
         usage = response["usage"]
         self.usage.add(usage["prompt_tokens"], usage["completion_tokens"], seconds=time.perf_counter() - start)
         return response["choices"][0]["text"]
@@ -128,7 +139,7 @@ class LlamaCppBackend:
             return self._complete(self.chat_prompt(messages), settings)
         start = time.perf_counter()
         options = self._options(settings, lambda: self._chat_tokens(messages))
-        response = self.llm.create_chat_completion(messages=[dict(m) for m in messages], **options)
+        response = self._fitting(self.llm.create_chat_completion, messages=[dict(m) for m in messages], **options)
         usage = response["usage"]
         self.usage.add(usage["prompt_tokens"], usage["completion_tokens"], seconds=time.perf_counter() - start)
         return response["choices"][0]["message"]["content"] or ""

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from textagents.llm.accounting import TokenUsage
-from textagents.llm.base import Message, Sampling, check_score_inputs
+from textagents.llm.base import ContextOverflowError, Message, Sampling, check_score_inputs
 
 T = TypeVar("T")
 
@@ -142,6 +142,10 @@ class OpenAIBackend:
                 self.sleep(min(self.max_backoff_s, self.backoff_s * 2**attempt))
                 continue
             except openai.APIStatusError as error:
+                if error.status_code == 400 and "context length" in str(error.message).lower():
+                    raise ContextOverflowError(
+                        f"{self.model_name} at {self.client.base_url}: {error.message}"
+                    ) from error
                 raise LLMRequestError(
                     f"{self.model_name} at {self.client.base_url} refused the request "
                     f"(HTTP {error.status_code}): {error.message}"

@@ -27,6 +27,7 @@ from torch import nn
 from textagents.llm.accounting import TokenUsage
 from textagents.llm.base import (
     CROSS_ATTENTION,
+    ContextOverflowError,
     Message,
     Sampling,
     check_score_inputs,
@@ -447,7 +448,11 @@ class TransformersBackend:
                 f"max_tokens=None asks for the model's context, but {self.model_name}'s config has no "
                 "max_position_embeddings (n_positions): give max_tokens"
             )
-        return max(context - (0 if self.seq2seq else prompt_length), 1)
+        if not self.seq2seq and prompt_length >= context:
+            raise ContextOverflowError(
+                f"a prompt of {prompt_length} tokens leaves no room in {self.model_name}'s context of {context}"
+            )
+        return context - (0 if self.seq2seq else prompt_length)
 
     def _generate_batch(self, prompts: Sequence[str | list[int]], sampling: Sampling, logprobs: int) -> list[Generated]:
         start = time.perf_counter()

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from textagents.bench.store import write_text_atomic
-from textagents.llm.base import LLMBackend
+from textagents.llm.base import LLMBackend, chat_fitting
 from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS, family_name
 from textagents.methods.bk.isolation import BUBBLEWRAP, UNSAFE_LOCAL_EXEC, choose_isolation
@@ -138,7 +138,9 @@ def write_potential(
     prompt_source: str = "ours",
     isolation: str = BUBBLEWRAP,
 ) -> CodeLabelling:
-    """Ask for a potential function, try it on ``samples`` in the sandbox, feed back, ``rounds`` times."""
+    """Ask for a potential function, try it on ``samples`` in the sandbox, feed back, ``rounds`` times; a
+    round whose conversation does not fit the model's context is asked without its oldest exchanges
+    (``trimmed_messages``: how many were left out)."""
     if family not in ENVIRONMENTS:
         raise ValueError(f"no environment description for {family!r}; known: {sorted(ENVIRONMENTS)}")
     texts = prompts(prompt_source)
@@ -147,9 +149,11 @@ def write_potential(
         {"role": "system", "content": ENVIRONMENTS[family]},
         {"role": "user", "content": INITIAL},
     ]
+    head = len(messages)
     result = CodeLabelling()
     for _ in range(rounds):
-        answer = backend.chat(messages, **(sampling or SAMPLING))
+        answer, asked = chat_fitting(backend, messages, head, **(sampling or SAMPLING))
+        trimmed = len(messages) - len(asked)
         messages.append({"role": "assistant", "content": answer})
         code = extract_code(answer)
         if code is None:
@@ -163,6 +167,7 @@ def write_potential(
                 "error": error,
                 "impure": stats.impure > 0,
                 "values": values,
+                "trimmed_messages": trimmed,
             }
         )
         if error is not None:
@@ -213,6 +218,7 @@ class CodeKnowledge(Knowledge):
         return {
             "code_rounds_without_error": sum(r["error"] is None for r in labelling.rounds),
             "code_rounds_impure": sum(r["impure"] for r in labelling.rounds),
+            "code_rounds_trimmed": sum(r["trimmed_messages"] > 0 for r in labelling.rounds),
             "code_kept": float(self.code is not None),
         }
 

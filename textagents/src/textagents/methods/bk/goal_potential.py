@@ -5,8 +5,9 @@
   rounds form a library of (the observations a round showed, the goals it gave); the episode's last
   observations before the current one are compared with the library's, and Φ = the best cosine similarity
   between the last transition's caption (previous observation, action, current observation) and the goals
-  of the 3 nearest rounds, if above the threshold, else 0. With 3 rounds or fewer (one mission asked in
-  ``goal_rounds: 3``) every round is among the nearest, and the history is not embedded.
+  of the 3 nearest rounds, if above the threshold, else 0. The history is embedded only when it can change
+  Φ: not with 3 rounds or fewer (one mission asked in ``goal_rounds: 3``: every round is among the nearest),
+  nor when no round's goals pass the threshold (Φ is 0 whichever rounds are nearest).
 - ``count`` (``GoalPotential``): Φ = how many of the goals proposed for the mission one sentence of the
   current caption (BabyAI-Text's: one per line) matches, at a similarity of at least the threshold.
 """
@@ -119,14 +120,14 @@ class NearestGoalsPotential:
         earlier = [Step(mission, action_name(a, self.commands), str(o["text"]), 0.0, None) for a, o in history]
         previous = earlier[-1].observation if earlier else None
         caption = transition_caption(previous, action_name(info.get("action"), self.commands), text)
-        if len(rounds) > NEAREST:
-            query, last = unit_rows(np.asarray(self.embed([describe_steps(mission, earlier), caption]), np.float32))
+        (last,) = unit_rows(np.asarray(self.embed([caption]), np.float32))
+        per_round = np.array([(goals @ last).max() if len(goals) else -np.inf for goals in self.goal_vectors])
+        if len(rounds) > NEAREST and per_round.max() > self.threshold:
+            (query,) = unit_rows(np.asarray(self.embed([describe_steps(mission, earlier)]), np.float32))
             nearest = np.argsort(self.context_vectors @ query)[-NEAREST:]
-        else:  # every round is among the nearest, whatever the history: it need not be embedded
-            (last,) = unit_rows(np.asarray(self.embed([caption]), np.float32))
+        else:  # every round is among the nearest, or no round's goals pass: the history cannot change Φ
             nearest = np.arange(len(rounds))
-        goals = np.concatenate([self.goal_vectors[i] for i in nearest])
-        best = float((goals @ last).max()) if len(goals) else 0.0
+        best = float(per_round[nearest].max())
         if best > self.threshold:
             self.rewarded += 1
             return best
@@ -189,14 +190,16 @@ class GoalKnowledge(Knowledge):
     def state(self) -> dict[str, Any]:
         return {
             "proposals": {
-                mission: {"goals": p.goals, "answers": p.answers, "unparsed": p.unparsed}
+                mission: {"goals": p.goals, "answers": p.answers, "unparsed": p.unparsed, "trimmed": p.trimmed}
                 for mission, p in self.proposals.items()
             }
         }
 
     def restore(self, state: dict[str, Any], tensors: dict[str, torch.Tensor]) -> None:
         self.proposals = {
-            mission: GoalProposal(mission, list(p["goals"]), list(p["answers"]), int(p["unparsed"]))
+            mission: GoalProposal(
+                mission, list(p["goals"]), list(p["answers"]), int(p["unparsed"]), int(p.get("trimmed", 0))
+            )
             for mission, p in state["proposals"].items()
         }
 
@@ -220,6 +223,7 @@ class GoalKnowledge(Knowledge):
             "goal/missions": len(proposals),
             "goal/goals_per_mission": float(np.mean([len(p.goals) for p in proposals])) if proposals else 0.0,
             "goal/unparsed_answers": sum(p.unparsed for p in proposals),
+            "goal/trimmed_rounds": sum(p.trimmed for p in proposals),
         }
         potential = self._potential
         if potential is not None and potential.calls:

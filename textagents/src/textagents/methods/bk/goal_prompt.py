@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from textagents.llm.base import LLMBackend
+from textagents.llm.base import LLMBackend, chat_fitting
 from textagents.methods.bk.code_potential import SAMPLING
 from textagents.methods.bk.environments import ENVIRONMENTS
 from textagents.methods.bk.samples import Step
@@ -92,13 +92,15 @@ def parse_goals(answer: str) -> ParsedGoals:
 
 @dataclass
 class GoalProposal:
-    """The goals proposed for a mission (first-seen order over the rounds), each round's answer and how many
-    answers held no goal."""
+    """The goals proposed for a mission (first-seen order over the rounds), each round's answer, how many
+    answers held no goal and how many rounds were asked without some of the earlier rounds the conversation
+    keeps, because with them it did not fit the model's context."""
 
     mission: str
     goals: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
     unparsed: int = 0
+    trimmed: int = 0
 
 
 def round_steps(steps: Sequence[Step], round_index: int, per_round: int) -> Sequence[Step]:
@@ -118,7 +120,8 @@ def propose_goals(
 ) -> GoalProposal:
     """``rounds`` rounds of the conversation for ``mission``, round ``r`` shown ``steps[r * per_round:]``'s
     next ``per_round`` observations (fewer when ``steps`` runs out), with the last ``HISTORY_ROUNDS``
-    rounds' messages before it."""
+    rounds' messages before it (the oldest of them left out while the conversation does not fit the model's
+    context: a small model's answer can run to the context's end, and the next round would not fit)."""
     if family not in ENVIRONMENTS:
         raise ValueError(f"no environment description for {family!r}; known: {sorted(ENVIRONMENTS)}")
     texts = prompts(prompt_source)
@@ -128,7 +131,9 @@ def propose_goals(
     for round_index in range(rounds):
         shown = round_steps(steps, round_index, per_round)
         question = {"role": "user", "content": texts["user"].format(observations=describe_steps(mission, shown))}
-        answer = backend.chat([*system, *history[-2 * HISTORY_ROUNDS :], question], **SAMPLING)
+        conversation = [*system, *history[-2 * HISTORY_ROUNDS :], question]
+        answer, asked = chat_fitting(backend, conversation, len(system), **SAMPLING)
+        proposal.trimmed += len(asked) < len(conversation)
         history += [question, {"role": "assistant", "content": answer}]
         proposal.answers.append(answer)
         parsed = parse_goals(answer).goals
