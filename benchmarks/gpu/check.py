@@ -94,6 +94,22 @@ def cuda_peak() -> float | None:
     return torch.cuda.max_memory_allocated() / 2**20 if torch.cuda.is_available() else None
 
 
+def synced(device: str) -> float:
+    """``time.perf_counter()`` once the device has finished its queued work."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def allocator_counts(device: str) -> dict[str, int]:
+    """On CUDA, how often the caching allocator called cudaMalloc and how often it had to free its cache and
+    retry (a sign of memory pressure that costs time); nothing elsewhere."""
+    if torch.device(device).type != "cuda":
+        return {}
+    stats = torch.cuda.memory_stats(device)
+    return {"cuda_mallocs": int(stats.get("num_device_alloc", 0)), "alloc_retries": int(stats["num_alloc_retries"])}
+
+
 def timed(step: Callable[[], int], device: str, budget_s: float, max_steps: int) -> tuple[int, float, int]:
     """Run ``step`` (it returns the units it processed) until ``budget_s`` or ``max_steps``, on CUDA after one
     warm-up step that is not counted (kernels, allocator): (units, seconds, steps)."""
@@ -149,15 +165,20 @@ def glam(
         options = {**forward_batching(forward_batch), "cross_attention": cross_attention}
         spec = LLMSpec(str(path), heads, device=device, dtype="auto", backend_options=options)
         scored: list[str] = []
+        phases: list[dict[str, float]] = []  # per iteration: seconds scoring, updating, in all
         with Caller(spec, PPOUpdater(settings, micro_batch=micro_batch)) as caller:
 
             def iteration() -> int:
                 contexts, candidates, actions, logprobs, values = [], [], [], [], []
+                phase = {"score_s": 0.0, "update_s": 0.0, "iteration_s": synced(device)}
                 for _ in range(frames_per_env):
                     step_contexts = [episodes.context(i) for i in range(envs)]
                     scored.extend(step_contexts)
                     step_candidates = [episodes.candidates(i) for i in range(envs)]
-                    for i, row in enumerate(caller.custom_module_fns([POLICY, VALUE], step_contexts, step_candidates)):
+                    start = synced(device)
+                    rows = caller.custom_module_fns([POLICY, VALUE], step_contexts, step_candidates)
+                    phase["score_s"] += synced(device) - start
+                    for i, row in enumerate(rows):
                         scores = np.asarray(row[POLICY], dtype=np.float64)
                         log_probs = scores - np.logaddexp.reduce(scores)
                         action = int(rng.choice(len(log_probs), p=np.exp(log_probs)))
@@ -168,6 +189,7 @@ def glam(
                     contexts += step_contexts
                     candidates += step_candidates
                 n = len(contexts)
+                start = synced(device)
                 caller.update(
                     contexts,
                     candidates,
@@ -179,9 +201,13 @@ def glam(
                     minibatches=max(1, round(n / settings.minibatch_size)),
                     seed=0,
                 )
+                phase["update_s"] = synced(device) - start
+                phase["iteration_s"] = synced(device) - phase["iteration_s"]
+                phases.append(phase)
                 return n
 
             frames, seconds, steps = timed(iteration, device, budget_s, max_steps)
+        timed_phases = phases[-steps:]  # not the warm-up's
         tokenizer = AutoTokenizer.from_pretrained(path)  # the one saved with the model
         tokens = [len(tokenizer.encode(text)) for text in scored]  # every prompt scored, the warm-up's too
     episodes.close()
@@ -191,6 +217,8 @@ def glam(
         "iterations": steps,
         "seconds": seconds,
         "prompt_tokens_mean": float(np.mean(tokens)),
+        **{f"{key}_per_iteration": float(np.mean([p[key] for p in timed_phases])) for key in timed_phases[0]},
+        **allocator_counts(device),
     }
 
 

@@ -19,6 +19,15 @@ def test_a_part_runs_and_reports_its_rate(check, part, rate):
     assert result[rate] > 0 and "peak_gpu_mib" not in result
 
 
+def test_the_glam_part_splits_its_iterations_into_scoring_and_updating(check):
+    result = check.run_part("glam", "cpu", budget_s=0.1, quick=True, max_steps=1)
+    assert result["ok"], result.get("error")
+    assert result["iterations"] == 1 and result["frames_per_s"] > 0
+    score, update, whole = (result[f"{p}_s_per_iteration"] for p in ("score", "update", "iteration"))
+    assert score > 0 and update > 0 and score + update <= whole <= result["seconds"]
+    assert "alloc_retries" not in result  # CUDA's allocator counts only there
+
+
 def test_a_failing_part_is_recorded_and_the_report_written(check, tmp_path, monkeypatch):
     def broken(*args):
         raise RuntimeError("out of memory")
