@@ -41,9 +41,10 @@ GOALS = [
 ARMS = {"history_embedded": 4, "history_skipped": 3}
 
 
-def frames(count: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(observation, info) for ``count`` random-policy frames, ``info`` as the shaping wrapper gives it."""
-    env = gym.make(ENV_ID, action_mode="discrete")
+def frames(count: int, env_id: str = ENV_ID) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(observation, info) for ``count`` random-policy frames of ``env_id`` (seed 0), ``info`` as the shaping
+    wrapper gives it."""
+    env = gym.make(env_id, action_mode="discrete")
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=0)
     history: deque[tuple[Any, Any]] = deque(maxlen=HISTORY)
