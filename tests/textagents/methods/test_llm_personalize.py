@@ -8,6 +8,7 @@ import json
 import pytest
 
 from textagents.methods.llm_personalize import demonstrations
+from textagents.methods.llm_personalize.config import LLMPersonalizeConfig
 from textagents.methods.llm_personalize.demonstrations import demonstrate, select_demonstrations
 from textagents.methods.llm_personalize.plan_parser import MISSION_COMPLETE, parse_plan, split_steps
 from textagents.methods.llm_personalize.planner import PlanRules
@@ -368,3 +369,32 @@ def test_fine_tuning_on_demonstration_pairs_lowers_the_loss_and_saves_a_loadable
     assert (tmp_path / "model" / "model.safetensors").stat().st_mode & 0o777 == 0o644  # readable by the team
     prompt = [pairs[0][:2]]
     assert reloaded.chat(prompt[0], max_tokens=5) == backend.chat(prompt[0], max_tokens=5)
+
+
+def test_micro_batches_accumulate_into_the_same_update_as_the_whole_batch(tmp_path, tiny_models):
+    import torch
+
+    from textagents.llm.transformers_backend import TransformersBackend
+    from textagents.methods.llm_personalize.finetune import FinetuneSettings, finetune
+
+    env = HousekeepTextEnv(scenes=["Pomaria_2_int"], episode_source="llm_personalize")
+    pairs = demonstrate(env, "Pomaria_2_int", 30)[:4]  # plans of different lengths: token counts differ
+    weights = {"start": dict(TransformersBackend(tiny_models.causal).model.state_dict())}
+    for micro_batch in (None, 1, 2):
+        backend = TransformersBackend(tiny_models.causal)
+        for module in backend.model.modules():  # the tiny GPT-2's dropout draws other masks for other batches
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0
+        settings = FinetuneSettings(
+            epochs=2, learning_rate=1e-2, batch_size=4, micro_batch=micro_batch, lora=False, max_length=4096
+        )  # every example whole: at 512 tokens the tiny tokenizer's prompts leave some plans out, and fewer remain
+        finetune(backend, pairs, tmp_path / f"model-{micro_batch}", settings)
+        weights[micro_batch] = {k: v.clone() for k, v in backend.model.state_dict().items()}
+    assert any(not torch.equal(weights["start"][k], v) for k, v in weights[None].items())
+    for micro_batch in (1, 2):
+        for key, value in weights[None].items():
+            torch.testing.assert_close(weights[micro_batch][key], value, rtol=1e-3, atol=1e-4)  # Adam: float rounding
+    with pytest.raises(ValueError, match=r"micro_batch must divide batch_size \(4\), got 3"):
+        finetune(backend, pairs, tmp_path / "bad", FinetuneSettings(batch_size=4, micro_batch=3))
+    with pytest.raises(ValueError, match=r"micro_batch must divide batch_size \(4\) or be unset, got 3"):
+        LLMPersonalizeConfig(micro_batch=3)

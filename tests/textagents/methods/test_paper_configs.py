@@ -512,6 +512,7 @@ OURS: dict[str, dict[str, str]] = {
         "lora_r": "local fine-tuning only",
         "learning_rate": "local fine-tuning only",
         "batch_size": "local fine-tuning only",
+        "micro_batch": "local fine-tuning's memory: the same update",
         "max_length": "local fine-tuning only",
         "openai_poll_s": "how often the fine-tuning job is polled",
         "rollout_backend": "where the planner generates (local runs): speed only",

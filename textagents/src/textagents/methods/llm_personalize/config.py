@@ -25,7 +25,9 @@ class LLMPersonalizeConfig(MethodConfig):
     (``train_demonstrations`` + ``validation_demonstrations`` per scene); each later iteration is one round
     of reinforced self-training on ``self_training_rollouts`` training episodes per scene. Evaluation: the
     first ``eval_episodes`` episodes of each scene's train and test split. Fine-tuning: ``lora`` (rank
-    ``lora_r``) or full, ``learning_rate``, ``epochs``, ``batch_size``, ``max_length`` tokens. Planning:
+    ``lora_r``) or full, ``learning_rate``, ``epochs``, ``batch_size``, ``max_length`` tokens; ``micro_batch``
+    examples a forward and backward pass, accumulated into each batch's update (None: the whole batch; less
+    memory, the same update). Planning:
     ``max_new_tokens`` per plan, sampled at ``temperature`` with ``top_p`` (the paper's 1.0 and 0.9),
     ``command_budget`` per episode, at most ``max_steps_per_plan`` steps.
     ``baselines`` (SayCan, SayPlan-style replanning) are evaluated once, beside the zero-shot planner, on the
@@ -52,6 +54,7 @@ class LLMPersonalizeConfig(MethodConfig):
     learning_rate: float = 2e-4
     epochs: float = 1.0
     batch_size: int = 4
+    micro_batch: int | None = None
     max_length: int = 1024
     max_new_tokens: int = 256
     temperature: float = 1.0
@@ -105,6 +108,10 @@ class LLMPersonalizeConfig(MethodConfig):
             "command_budget",
             "max_steps_per_plan",
         )
+        if self.micro_batch is not None and (self.micro_batch < 1 or self.batch_size % self.micro_batch):
+            raise ValueError(
+                f"micro_batch must divide batch_size ({self.batch_size}) or be unset, got {self.micro_batch}"
+            )
         if self.baseline_eval_episodes is not None and not 1 <= self.baseline_eval_episodes <= self.eval_episodes:
             raise ValueError(
                 f"baseline_eval_episodes must be in 1..eval_episodes ({self.eval_episodes}) or unset, got "

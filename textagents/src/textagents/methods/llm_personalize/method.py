@@ -94,6 +94,7 @@ class LLMPersonalizeMethod(Method):
             epochs=epochs,
             learning_rate=self.config.learning_rate,
             batch_size=self.config.batch_size,
+            micro_batch=self.config.micro_batch,
             lora=self.config.lora,
             lora_r=self.config.lora_r,
             max_length=self.config.max_length,
