@@ -7,8 +7,8 @@ the episode's last 5 steps described and the transition's caption at every frame
 The library is a run's: its ``goals.json`` (``--goals``) and the samples its ``labelling_seed`` draws (cpu.yaml's
 rounds and samples). A random policy's ``--frames`` frames (seed 0), the episode's last 5 steps as the shaping
 wrapper keeps them; each arm a fresh ``SentenceEmbedder`` (all-MiniLM-L6-v2, its cache empty), one torch
-thread, arms alternating over ``--rounds``: processor and wall time per frame, the share of frames whose history
-was embedded, and the largest difference in Φ between the arms.
+thread, arms alternating over ``--rounds``: processor and wall time per frame, how many frames had their history
+embedded, and the largest difference in Φ between the arms.
 
 Writes ``benchmarks/results/perf_bk_goal_babyai.json``.
 Run: ``python benchmarks/perf/perf_bk_goal_babyai.py --goals RUN/goals.json [--frames 400] [--rounds 3]``.
@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import yaml
 from common import write_result
 from perf_bk_goal import frames
 
@@ -78,8 +79,6 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    import yaml
-
     settings = yaml.safe_load(CONFIG.read_text())
     config = BKConfig(
         env_id=settings["env_id"], shaping="goal", goal_rounds=settings["goal_rounds"],
