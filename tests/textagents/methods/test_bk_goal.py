@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 
 from tests.textagents.methods.scripted_llm import ContextLimited, Scripted
+from textagents.llm.base import ContextOverflowError
+from textagents.llm.record import RecordingBackend, ReplayBackend
+from textagents.methods.bk.code_potential import SAMPLING
 from textagents.methods.bk.config import GOAL_THRESHOLDS, BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS
 from textagents.methods.bk.goal_potential import (
@@ -273,3 +276,19 @@ def test_a_round_that_does_not_fit_the_context_is_asked_without_the_oldest_round
     assert proposal.answers[1:] == ["- pick up the key", "- open the door"] and proposal.trimmed == 2
     assert [len(asked) for asked in backend.asked] == [3, 3, 5]  # rounds 2 and 3 without round 1
     assert proposal.goals == ["go to the red ball", "go to a wall", "pick up the key", "open the door"]
+
+
+def test_a_trimmed_labelling_replays_from_its_recording(tmp_path):
+    """The model's refusals are recorded, so a replay asks the same shorter conversations (not a miss)."""
+    looping = "- go to the red ball\n" + "- go to a wall\n" * 300
+    calls = tmp_path / "calls.jsonl"
+    live = ContextLimited([looping, "- pick up the key", "- open the door"], context_chars=len(looping) + 1500)
+    recorded = propose_goals(
+        RecordingBackend(live, calls), "babyai_text", "go to the red ball", STEPS, rounds=3, per_round=1
+    )
+    refusals = [line for line in calls.read_text().splitlines() if '"refused": "context_overflow"' in line]
+    assert len(refusals) == live.refused == 2
+    replayed = propose_goals(ReplayBackend(calls), "babyai_text", "go to the red ball", STEPS, rounds=3, per_round=1)
+    assert replayed == recorded and replayed.trimmed == 2
+    with pytest.raises(ContextOverflowError, match="recorded"):
+        ReplayBackend(calls).chat(json.loads(refusals[0])["request"]["messages"], **SAMPLING)

@@ -6,11 +6,16 @@ the sha256 of the model, the request and its sampling (the response cache's key)
 one ``write`` on an ``O_APPEND`` descriptor under an exclusive lock and fsynced, so threads and processes
 can record into one file; a line cut by a kill is skipped (and counted) on reading.
 
+A single request the model refused because it did not fit its context is recorded too, with ``"refused":
+"context_overflow"`` in place of a response, so that a run which then asked a shorter one (``chat_fitting``)
+replays the same way.
+
 ``ReplayBackend(path)`` answers the recorded requests in the order they were recorded (a request asked more
-often than recorded gets its last answer again) and raises ``ReplayMissError``, naming the request's hash
-and the nearest recorded prompt, for anything else. Usage (tokens, requests) is replayed as recorded, so a
-replayed run reports the same accounting. This is how a run with a large API model is re-run offline, how
-tests drive the real prompt and parse path without a model, and how users share LLM outputs.
+often than recorded gets its last answer again), raises ``ContextOverflowError`` for a recorded refusal and
+``ReplayMissError``, naming the request's hash and the nearest recorded prompt, for anything else. Usage
+(tokens, requests) is replayed as recorded, so a replayed run reports the same accounting. This is how a run
+with a large API model is re-run offline, how tests drive the real prompt and parse path without a model, and
+how users share LLM outputs.
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ from typing import Any
 
 from textagents.jsonl import append_lines, read_jsonl
 from textagents.llm.accounting import TokenUsage
-from textagents.llm.base import LLMBackend, Message, Sampling, chat_batch
+from textagents.llm.base import ContextOverflowError, LLMBackend, Message, Sampling, chat_batch
 from textagents.llm.cache import ResponseCache
 
 _NEAREST_POOL = 5000  # recorded prompts compared for the "nearest" hint of a miss
+#: A recorded request's ``refused`` value when the model's context could not hold it.
+CONTEXT_OVERFLOW = "context_overflow"
 
 
 class ReplayMissError(KeyError):
@@ -74,9 +81,20 @@ class RecordingBackend:
     def usage(self) -> TokenUsage:
         return self.backend.usage
 
+    def _record_refusal(self, request: dict[str, Any], error: ContextOverflowError) -> None:
+        key = request_key(self.model_name, request)
+        record = {"key": key, "kind": request["kind"], "model": self.model_name, "request": request}
+        record.update(refused=CONTEXT_OVERFLOW, message=str(error))
+        append_lines(self.path, [json.dumps(record, ensure_ascii=False) + "\n"])
+
     def _call(self, requests: list[dict[str, Any]], call: Callable[[], list[Any]]) -> list[Any]:
         before = self.usage.as_dict()
-        responses = call()
+        try:
+            responses = call()
+        except ContextOverflowError as error:
+            if len(requests) == 1:  # in a batch, which request did not fit is unknown
+                self._record_refusal(requests[0], error)
+            raise
         after = self.usage.as_dict()
         spent = {k: after[k] - before[k] for k in ("prompt_tokens", "completion_tokens", "requests")}
         lines = []
@@ -114,9 +132,14 @@ class RecordingBackend:
 
 
 def read_records(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int]:
-    """The records of a recording and the number of lines skipped (cut by a kill or corrupt)."""
+    """The records of a recording (answers and refusals) and the number of lines skipped (cut by a kill or
+    corrupt)."""
     lines, skipped = read_jsonl(path)
-    records = [r for r in lines if {"key", "kind", "request", "response"} <= r.keys()]
+    records = [
+        r
+        for r in lines
+        if {"key", "kind", "request"} <= r.keys() and ("response" in r or r.get("refused") == CONTEXT_OVERFLOW)
+    ]
     return records, skipped + len(lines) - len(records)
 
 
@@ -136,9 +159,14 @@ class ReplayBackend:
         self.model_name = model_name or (models[0] if models else "replay")
         self.usage = TokenUsage()
         self._answers: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self._refused: dict[str, str] = {}
         for record in records:
-            if record.get("model") == self.model_name:
+            if record.get("model") != self.model_name:
+                continue
+            if "response" in record:
                 self._answers[record["key"]].append(record)
+            else:
+                self._refused[record["key"]] = str(record.get("message", CONTEXT_OVERFLOW))
         self._served: dict[str, int] = defaultdict(int)
 
     def __len__(self) -> int:
@@ -147,6 +175,8 @@ class ReplayBackend:
     def _answer(self, request: dict[str, Any]) -> Any:
         key = request_key(self.model_name, request)
         answers = self._answers.get(key)
+        if not answers and key in self._refused:
+            raise ContextOverflowError(f"{self.path} (recorded): {self._refused[key]}")
         if not answers:
             raise ReplayMissError(self._miss_message(key, request))
         index = self._served[key]
