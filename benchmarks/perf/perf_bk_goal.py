@@ -62,6 +62,24 @@ def frames(count: int, env_id: str = ENV_ID) -> list[tuple[dict[str, Any], dict[
     return out
 
 
+def timing_fields(seconds: dict[str, dict[str, list[float]]], before: str, after: str) -> dict[str, Any]:
+    """Each arm's milliseconds a frame per round and clock (``seconds[arm][clock]``), and per clock the median
+    over rounds of ``before``'s time over ``after``'s."""
+    return {
+        **{
+            f"ms_per_frame_{clock}_{arm}": [round(s * 1000, 2) for s in seconds[arm][clock]]
+            for arm in seconds
+            for clock in ("cpu", "wall")
+        },
+        **{
+            f"speedup_{clock}": statistics.median(
+                b / a for b, a in zip(seconds[before][clock], seconds[after][clock], strict=True)
+            )
+            for clock in ("cpu", "wall")
+        },
+    }
+
+
 def library(rounds: int, samples: list[tuple[dict[str, Any], dict[str, Any]]]) -> list:
     """``rounds`` rounds, each showing 5 of the frames (described as a round shows them) with its goals."""
     rounds_out = []
@@ -97,20 +115,13 @@ def main() -> None:
             print(
                 repetition, arm, {k: round(v[-1] * 1000, 1) for k, v in seconds[arm].items()}, "ms a frame", flush=True
             )
-    before, after = seconds["history_embedded"], seconds["history_skipped"]
     result = {
         "env_id": ENV_ID,
         "frames": args.frames,
         "rounds": args.rounds,
         "torch_threads": 1,
-        **{
-            f"ms_per_frame_{clock}_{arm}": [round(s * 1000, 2) for s in seconds[arm][clock]]
-            for arm in ARMS
-            for clock in ("cpu", "wall")
-        },
         "embedder_cache_hits": hits,
-        "speedup_cpu": statistics.median(b / a for b, a in zip(before["cpu"], after["cpu"], strict=True)),
-        "speedup_wall": statistics.median(b / a for b, a in zip(before["wall"], after["wall"], strict=True)),
+        **timing_fields(seconds, "history_embedded", "history_skipped"),
     }
     print(write_result("perf_bk_goal", result).read_text())
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ import numpy as np
 import torch
 import yaml
 from common import write_result
-from perf_bk_goal import frames
+from perf_bk_goal import frames, timing_fields
 
 from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import action_name, discrete_commands
@@ -117,7 +116,6 @@ def main() -> None:
                 histories.append(sum(text.startswith("The agent's mission:") for text in asked))
             timing = {k: round(v[-1] * 1000, 1) for k, v in seconds[arm].items()}
             print(repetition, arm, timing, "ms a frame", flush=True)
-    original, ours = seconds["original"], seconds["ours"]
     result = {
         "env_id": config.env_id,
         "goals": str(args.goals),
@@ -126,16 +124,10 @@ def main() -> None:
         "frames": args.frames,
         "rounds": args.rounds,
         "torch_threads": 1,
-        **{
-            f"ms_per_frame_{clock}_{arm}": [round(s * 1000, 2) for s in seconds[arm][clock]]
-            for arm in seconds
-            for clock in ("cpu", "wall")
-        },
         "frames_history_embedded_ours": histories[-1],
         "frames_with_phi_above_0": sum(p > 0 for p in phis["original"]),
         "max_phi_difference": max(abs(a - b) for a, b in zip(phis["original"], phis["ours"], strict=True)),
-        "speedup_cpu": statistics.median(a / b for a, b in zip(original["cpu"], ours["cpu"], strict=True)),
-        "speedup_wall": statistics.median(a / b for a, b in zip(original["wall"], ours["wall"], strict=True)),
+        **timing_fields(seconds, "original", "ours"),
     }
     print(write_result("perf_bk_goal_babyai", result).read_text())
 

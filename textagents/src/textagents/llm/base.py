@@ -120,7 +120,7 @@ def chat_fitting(
         except ContextOverflowError:
             if len(asked) - keep <= 1:
                 raise
-            asked = [*asked[:keep], *asked[keep + 2 :]] if len(asked) - keep > 2 else [*asked[:keep], asked[-1]]
+            asked = [*asked[:keep], *asked[min(keep + 2, len(asked) - 1) :]]
 
 
 def transcript(messages: Sequence[Message]) -> str:
