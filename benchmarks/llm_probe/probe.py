@@ -364,8 +364,8 @@ def code_outcome(round_: dict[str, Any]) -> str:
 
 
 def probe_bk_code(backends: Backends, probe: Probe) -> dict[str, Any]:
-    from textagents.methods.bk.code_potential import SAMPLING, write_potential
-    from textagents.methods.bk.config import BKConfig
+    from textagents.methods.bk.code_potential import write_potential
+    from textagents.methods.bk.config import SAMPLING, BKConfig
     from textagents.methods.bk.environments import family_name
     from textagents.methods.bk.isolation import choose_isolation
     from textagents.methods.bk.samples import random_steps

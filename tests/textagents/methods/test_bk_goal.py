@@ -14,8 +14,7 @@ import pytest
 from tests.textagents.methods.scripted_llm import ContextLimited, Scripted
 from textagents.llm.base import ContextOverflowError
 from textagents.llm.record import RecordingBackend, ReplayBackend
-from textagents.methods.bk.code_potential import SAMPLING
-from textagents.methods.bk.config import GOAL_THRESHOLDS, BKConfig
+from textagents.methods.bk.config import GOAL_THRESHOLDS, SAMPLING, BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS
 from textagents.methods.bk.goal_potential import (
     NEAREST,

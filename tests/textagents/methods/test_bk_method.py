@@ -82,13 +82,23 @@ def test_a_code_round_that_does_not_fit_the_context_is_asked_without_the_oldest_
 
 
 @pytest.mark.parametrize("shaping", ["code", "goal", "pref"])
-def test_labelling_samples_as_the_original_at_temperature_0_5_with_no_answer_limit(tmp_path, shaping):
-    """The original sends no ``max_tokens`` (``utils/azure_llm.py:4-10``): an answer runs until the model stops."""
+@pytest.mark.parametrize("max_tokens", [None, 384])
+def test_labelling_samples_as_the_original_at_temperature_0_5_with_no_answer_limit(tmp_path, shaping, max_tokens):
+    """The original sends no ``max_tokens`` (``utils/azure_llm.py:4-10``): an answer runs until the model stops;
+    ``llm_max_tokens`` cuts every labeller's answers."""
     backend = Scripted([], default="I cannot tell")
-    method = BKMethod(load_config(BKConfig, _smoke(tmp_path, shaping)), bk_context(tmp_path, lambda: backend))
+    config = load_config(BKConfig, _smoke(tmp_path, shaping), {"llm_max_tokens": max_tokens})
+    method = BKMethod(config, bk_context(tmp_path, lambda: backend))
     method.knowledge.label()
     method.close()
-    assert backend.sampling and all(s == {"max_tokens": None, "temperature": 0.5, "seed": 0} for s in backend.sampling)
+    expected = {"max_tokens": max_tokens, "temperature": 0.5, "seed": 0}
+    assert BKConfig().llm_max_tokens is None
+    assert backend.sampling and all(s == expected for s in backend.sampling)
+
+
+def test_a_limit_on_the_answers_must_be_positive():
+    with pytest.raises(ValueError, match=r"llm_max_tokens must be > 0 \(or null: no limit, the original's\), got 0"):
+        BKConfig(llm_max_tokens=0)
 
 
 def test_the_method_shapes_ppo_with_the_kept_code_from_a_replayed_recording(tmp_path):

@@ -312,6 +312,7 @@ BK_SHARED = [
         "label_preference.py:82,88; train_preference_model.py:48,75-76 (labelled once for every RL seed)",
         covers=("labelling_seed",),
     ),
+    Setting("llm_max_tokens", None, "utils/azure_llm.py:4-10 (no max_tokens: an answer runs until the model stops)"),
 ]
 BK_BABYAI = [
     *BK_SHARED,

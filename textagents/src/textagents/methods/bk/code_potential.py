@@ -18,7 +18,7 @@ import torch
 
 from textagents.bench.store import write_text_atomic
 from textagents.llm.base import LLMBackend, chat_fitting
-from textagents.methods.bk.config import BKConfig
+from textagents.methods.bk.config import SAMPLING, BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS, family_name
 from textagents.methods.bk.isolation import BUBBLEWRAP, UNSAFE_LOCAL_EXEC, choose_isolation
 from textagents.methods.bk.knowledge import Knowledge
@@ -78,9 +78,6 @@ def prompts(source: str = "ours") -> dict[str, str]:
     return texts
 
 
-#: The original's LLM settings (``utils/azure_llm.py:4-10``: temperature 0.5 and no ``max_tokens``, so an answer
-#: runs until the model stops or its context is full), seeded so that a run is reproducible.
-SAMPLING = {"max_tokens": None, "temperature": 0.5, "seed": 0}
 _CODE_BLOCK = re.compile(r"```python\n(.*)```", re.DOTALL)
 
 
@@ -209,6 +206,7 @@ class CodeKnowledge(Knowledge):
             family_name(config.env_id),
             samples,
             rounds=config.code_rounds,
+            sampling=config.sampling(),
             prompt_source=config.prompt_source,
             isolation=self.isolation,
         )

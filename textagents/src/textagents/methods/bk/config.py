@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from textagents.methods.bk.shaping import SHAPING_FORMS
 from textagents.methods.core.config import MethodConfig
 from textagents.methods.core.original_prompts import PROMPT_SOURCES
+
+#: The original's LLM settings (``utils/azure_llm.py:4-10``: temperature 0.5 and no ``max_tokens``, so an answer
+#: runs until the model stops or its context is full), seeded so that a run is reproducible.
+SAMPLING = {"max_tokens": None, "temperature": 0.5, "seed": 0}
 
 SHAPINGS = ("none", "code", "goal", "pref")
 PREF_LABELLERS = ("llm", "env")
@@ -55,7 +60,9 @@ class BKConfig(MethodConfig):
     scorer (its start and its batches): the original labels once, with seed 42, and trains every RL seed on
     that knowledge (``label_preference.py:82,88``, ``train_preference_model.py:48,75-76``), so by default
     every ``seed`` of a comparison asks the same questions; null draws them from the run's ``seed`` instead
-    (ours before: the knowledge then varies with the seed too).
+    (ours before: the knowledge then varies with the seed too). ``llm_max_tokens``: the labellers' answers are
+    cut at that many tokens; null (the original's API calls set no limit) lets an answer run until the model
+    stops or its context is full, which a small model's looping answers do.
 
     Shaping (``shaping.SHAPING_FORMS``): ``shaping_form`` ``original`` (γΦ(s_t) − Φ(s_{t−1}) on the
     observations actions are taken from, Φ over the std of its discounted running sum), ``markovian``
@@ -95,6 +102,7 @@ class BKConfig(MethodConfig):
     pref_action: bool = True
     pref_window: int = 5
     labelling_seed: int | None = 42
+    llm_max_tokens: int | None = None
     shaping_form: str = "original"
     reward_scale: float = 10.0
     gamma: float = 0.99
@@ -144,6 +152,10 @@ class BKConfig(MethodConfig):
         for name in ("gamma", "gae_lambda"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
+        if self.llm_max_tokens is not None and self.llm_max_tokens <= 0:
+            raise ValueError(
+                f"llm_max_tokens must be > 0 (or null: no limit, the original's), got {self.llm_max_tokens}"
+            )
         if self.code_cache_entries < 0:
             raise ValueError(f"code_cache_entries must be >= 0 (0: no cache), got {self.code_cache_entries}")
         for name in ("ent_coef", "vf_coef"):
@@ -175,6 +187,10 @@ class BKConfig(MethodConfig):
     def knowledge_seed(self) -> int:
         """The seed of the labelling's samples and BK-Pref's scorer: ``labelling_seed``, or the run's."""
         return self.seed if self.labelling_seed is None else self.labelling_seed
+
+    def sampling(self) -> dict[str, Any]:
+        """The labellers' LLM settings: the original's (``SAMPLING``), answers cut at ``llm_max_tokens``."""
+        return {**SAMPLING, "max_tokens": self.llm_max_tokens}
 
     @property
     def goal_similarity(self) -> float:

@@ -164,6 +164,7 @@ class GoalKnowledge(Knowledge):
                 self._steps(),
                 rounds=config.goal_rounds,
                 per_round=config.goal_samples,
+                sampling=config.sampling(),
                 prompt_source=config.prompt_source,
             )
             write_json_atomic(self.run_dir / "goals.json", self.state()["proposals"])

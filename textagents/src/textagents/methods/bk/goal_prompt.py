@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from textagents.llm.base import LLMBackend, chat_fitting
-from textagents.methods.bk.code_potential import SAMPLING
+from textagents.methods.bk.config import SAMPLING
 from textagents.methods.bk.environments import ENVIRONMENTS
 from textagents.methods.bk.samples import Step
 from textagents.methods.core.original_prompts import original_text
@@ -116,6 +117,7 @@ def propose_goals(
     *,
     rounds: int,
     per_round: int,
+    sampling: dict[str, Any] | None = None,
     prompt_source: str = "ours",
 ) -> GoalProposal:
     """``rounds`` rounds of the conversation for ``mission``, round ``r`` shown ``steps[r * per_round:]``'s
@@ -132,7 +134,7 @@ def propose_goals(
         shown = round_steps(steps, round_index, per_round)
         question = {"role": "user", "content": texts["user"].format(observations=describe_steps(mission, shown))}
         conversation = [*system, *history[-2 * HISTORY_ROUNDS :], question]
-        answer, asked = chat_fitting(backend, conversation, len(system), **SAMPLING)
+        answer, asked = chat_fitting(backend, conversation, len(system), **(sampling or SAMPLING))
         proposal.trimmed += len(asked) < len(conversation)
         history += [question, {"role": "assistant", "content": answer}]
         proposal.answers.append(answer)

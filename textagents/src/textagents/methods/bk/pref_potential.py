@@ -157,6 +157,7 @@ class PrefKnowledge(Knowledge):
                 snippets,
                 prompt_source=config.prompt_source,
                 steps=config.pref_window,
+                sampling=config.sampling(),
             )
         self._write(labels, truth)
         given = [row.label for row in labels]

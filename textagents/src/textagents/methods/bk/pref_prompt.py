@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from textagents.llm.base import LLMBackend, chat_batch
-from textagents.methods.bk.code_potential import SAMPLING
+from textagents.methods.bk.config import SAMPLING
 from textagents.methods.bk.environments import ENVIRONMENTS
 from textagents.methods.bk.samples import Step
 from textagents.methods.core.original_prompts import original_text
@@ -118,6 +119,7 @@ def label_pairs(
     *,
     prompt_source: str = "ours",
     steps: int = 1,
+    sampling: dict[str, Any] | None = None,
 ) -> list[PreferenceLabel]:
     """The LLM's label for each (snippet A, snippet B) of ``steps`` steps each, asked ``BATCH`` pairs at a
     time."""
@@ -133,7 +135,7 @@ def label_pairs(
             [{"role": "system", "content": system}, {"role": "user", "content": texts["user"].format(a=a, b=b)}]
             for a, b in chunk
         ]
-        answers = chat_batch(backend, conversations, **SAMPLING)
+        answers = chat_batch(backend, conversations, **(sampling or SAMPLING))
         labels.extend(
             PreferenceLabel(a, b, answer, parse_preference(answer))
             for (a, b), answer in zip(chunk, answers, strict=True)
