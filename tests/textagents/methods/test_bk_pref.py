@@ -16,6 +16,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
+from tests.scripts import load_script
 from tests.textagents.methods.scripted_llm import Scripted
 from textagents.methods.bk.config import BKConfig
 from textagents.methods.bk.environments import ENVIRONMENTS
@@ -410,3 +411,25 @@ def test_window_1_is_the_single_snippet():
     assert BKConfig().pref_window == 5
     with pytest.raises(ValueError, match="pref_window"):
         BKConfig(shaping="pref", pref_window=0)
+
+
+def test_the_answer_cut_check_matches_answers_by_messages_and_compares_their_labels(tmp_path):
+    check = load_script("benchmarks/methods/bk/answer_cut_check.py", "answer_cut_check")
+
+    def recording(path: Path, answers: dict[str, str], max_tokens: int | None) -> Path:
+        calls = [
+            {"kind": "chat", "request": {"messages": [{"role": "user", "content": q}], "max_tokens": max_tokens},
+             "response": answer}
+            for q, answer in answers.items()
+        ]  # fmt: skip
+        path.write_text("".join(json.dumps(call) + "\n" for call in calls))
+        return path
+
+    looping = "[Thoughts]\n" + "A moves. " * 200
+    whole = {"q1": "[Thoughts]\nA turns.\n[Rank]\nA > B", "q2": looping + "\n[Rank]\nB > A", "q3": "[Rank] A = B"}
+    cut = {"q1": whole["q1"], "q2": looping[:100], "q4": "[Rank] B > A"}
+    result = check.compare(recording(tmp_path / "whole.jsonl", whole, None), recording(tmp_path / "cut.jsonl", cut, 8))
+    assert result["answers_compared"] == 2 and result["cut_is_start_of_whole"] == 2 and result["cut_shorter"] == 1
+    assert result["same_label"] == 1 and result["labelled_whole"] == 2 and result["labelled_cut"] == 1
+    assert result["max_tokens"] == {"whole": ["None"], "cut": ["8"]}
+    assert result["whole_chars_of_cut_answers"] == [len(whole["q2"])]
