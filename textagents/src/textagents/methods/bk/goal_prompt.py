@@ -123,7 +123,8 @@ def propose_goals(
     """``rounds`` rounds of the conversation for ``mission``, round ``r`` shown ``steps[r * per_round:]``'s
     next ``per_round`` observations (fewer when ``steps`` runs out), with the last ``HISTORY_ROUNDS``
     rounds' messages before it (the oldest of them left out while the conversation does not fit the model's
-    context: a small model's answer can run to the context's end, and the next round would not fit)."""
+    context: a small model's answer can run to the context's end, and the next round would not fit), asked
+    with ``sampling`` (None: ``SAMPLING``, the original's)."""
     if family not in ENVIRONMENTS:
         raise ValueError(f"no environment description for {family!r}; known: {sorted(ENVIRONMENTS)}")
     texts = prompts(prompt_source)

@@ -122,7 +122,7 @@ def label_pairs(
     sampling: dict[str, Any] | None = None,
 ) -> list[PreferenceLabel]:
     """The LLM's label for each (snippet A, snippet B) of ``steps`` steps each, asked ``BATCH`` pairs at a
-    time."""
+    time with ``sampling`` (None: ``SAMPLING``, the original's)."""
     if family not in ENVIRONMENTS:
         raise ValueError(f"no environment description for {family!r}; known: {sorted(ENVIRONMENTS)}")
     texts = prompts(prompt_source)
