@@ -83,7 +83,7 @@ def test_a_code_round_that_does_not_fit_the_context_is_asked_without_the_oldest_
 
 @pytest.mark.parametrize("shaping", ["code", "goal", "pref"])
 @pytest.mark.parametrize("max_tokens", [None, 384])
-def test_labelling_samples_as_the_original_at_temperature_0_5_with_no_answer_limit(tmp_path, shaping, max_tokens):
+def test_labelling_samples_at_temperature_0_5_with_no_answer_limit_unless_llm_max_tokens(tmp_path, shaping, max_tokens):
     """The original sends no ``max_tokens`` (``utils/azure_llm.py:4-10``): an answer runs until the model stops;
     ``llm_max_tokens`` cuts every labeller's answers."""
     backend = Scripted([], default="I cannot tell")
