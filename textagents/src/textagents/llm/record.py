@@ -81,11 +81,10 @@ class RecordingBackend:
     def usage(self) -> TokenUsage:
         return self.backend.usage
 
-    def _record_refusal(self, request: dict[str, Any], error: ContextOverflowError) -> None:
-        key = request_key(self.model_name, request)
-        record = {"key": key, "kind": request["kind"], "model": self.model_name, "request": request}
-        record.update(refused=CONTEXT_OVERFLOW, message=str(error))
-        append_lines(self.path, [json.dumps(record, ensure_ascii=False) + "\n"])
+    def _line(self, request: dict[str, Any], **outcome: Any) -> str:
+        """The recording's line for ``request`` and what came of it (a response and its usage, or a refusal)."""
+        record = {"key": request_key(self.model_name, request), "kind": request["kind"], "model": self.model_name}
+        return json.dumps({**record, "request": request, **outcome}, ensure_ascii=False) + "\n"
 
     def _call(self, requests: list[dict[str, Any]], call: Callable[[], list[Any]]) -> list[Any]:
         before = self.usage.as_dict()
@@ -93,22 +92,15 @@ class RecordingBackend:
             responses = call()
         except ContextOverflowError as error:
             if len(requests) == 1:  # in a batch, which request did not fit is unknown
-                self._record_refusal(requests[0], error)
+                append_lines(self.path, [self._line(requests[0], refused=CONTEXT_OVERFLOW, message=str(error))])
             raise
         after = self.usage.as_dict()
         spent = {k: after[k] - before[k] for k in ("prompt_tokens", "completion_tokens", "requests")}
-        lines = []
-        for index, (request, response) in enumerate(zip(requests, responses, strict=True)):
-            usage = spent if index == 0 else dict.fromkeys(spent, 0)  # the batch's cost, counted once
-            record = {
-                "key": request_key(self.model_name, request),
-                "kind": request["kind"],
-                "model": self.model_name,
-                "request": request,
-                "response": response,
-                "usage": usage,
-            }
-            lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+        unspent = dict.fromkeys(spent, 0)
+        lines = [  # the batch's cost counted once, on its first request
+            self._line(request, response=response, usage=spent if index == 0 else unspent)
+            for index, (request, response) in enumerate(zip(requests, responses, strict=True))
+        ]
         append_lines(self.path, lines)
         return responses
 
