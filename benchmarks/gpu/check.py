@@ -134,6 +134,7 @@ def glam(
     forward_batch: int = 16,
     frames_per_env: int | None = None,
     cross_attention: str = "auto",
+    pass_tokens: int | None = None,
 ) -> dict[str, Any]:
     """GLAM's PPO on the LLM (lamorel-style Caller), as ``glam.llm_learner`` runs it: each frame scores every
     env's commands and values its state (BabyAI-Text GoToLocal, GLAM's prompt), samples the commands and steps
@@ -141,8 +142,9 @@ def glam(
     of 64 in ``micro_batch``es, the paper's 4; the same update work per frame as its 40 frames), with at most
     ``forward_batch`` prompts a forward pass (the config's, default 16). On the CPU: 8 envs, 1 frame.
     ``frames_per_env`` sets another length (a short iteration to profile); ``cross_attention`` as the config's
-    (``auto``: ``per_candidate`` on a GPU). The tokenizer is a small BPE trained
-    here (longer token sequences than T5's would be: a conservative rate)."""
+    (``auto``: ``per_candidate`` on a GPU); ``pass_tokens`` another cap on a pass's padded tokens than the
+    config's 256 a prompt, which splits GLAM's longer prompts (up to ~380 tokens) into more passes. The
+    tokenizer is a small BPE trained here (longer token sequences than T5's would be: a conservative rate)."""
     from transformers import AutoTokenizer
 
     from textagents.llm.lamorel import Caller, LLMSpec
@@ -163,6 +165,8 @@ def glam(
         path = saved_model("t5", QUICK_T5 if quick else FLAN_T5_LARGE, Path(folder), texts)
         heads = {POLICY: CommandScores, VALUE: functools.partial(ValueHead, width=64 if quick else 1024)}
         options = {**forward_batching(forward_batch), "cross_attention": cross_attention}
+        if pass_tokens is not None:
+            options["max_batch_tokens"] = pass_tokens
         spec = LLMSpec(str(path), heads, device=device, dtype="auto", backend_options=options)
         scored: list[str] = []
         phases: list[dict[str, float]] = []  # per iteration: seconds scoring, updating, in all
@@ -363,6 +367,7 @@ PARTS = {
     "glam_batch_32": functools.partial(glam, micro_batch=32, forward_batch=32),
     "glam_batch_32_per_prompt": functools.partial(glam, micro_batch=32, forward_batch=32, cross_attention="per_prompt"),
     "glam_batch_64": functools.partial(glam, micro_batch=64, forward_batch=64),
+    "glam_batch_64_whole": functools.partial(glam, micro_batch=64, forward_batch=64, pass_tokens=64 * 512),
     "ellm": ellm,
     "ellm_cuda_graphs": functools.partial(ellm, cuda_graphs=True),
     "bk": bk,
@@ -371,9 +376,11 @@ PARTS = {
     "lgqd": lgqd,
 }
 
-#: What a plain run measures: every part but the one that needs more than an 80 GB GPU (an H100 ran out) and
-#: ``glam_batch_32`` with the CPU's cross-attention, an A/B of ``cross_attention`` that runs when named.
-DEFAULT_PARTS = [name for name in PARTS if name not in ("glam_batch_64", "glam_batch_32_per_prompt")]
+#: Run only when named: the parts that need more than an 80 GB GPU (an H100 ran out) and ``glam_batch_32`` with
+#: the CPU's cross-attention (an A/B of ``cross_attention``).
+NAMED_ONLY = ("glam_batch_64", "glam_batch_64_whole", "glam_batch_32_per_prompt")
+#: What a plain run measures.
+DEFAULT_PARTS = [name for name in PARTS if name not in NAMED_ONLY]
 
 
 # ---------------------------------------------------------------------- driver

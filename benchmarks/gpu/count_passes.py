@@ -24,14 +24,20 @@ from textagents.methods.glam.episodes import Episodes
 from textagents.methods.glam.llm_learner import forward_batching
 
 ENVS, FRAMES, EPOCHS, MINIBATCH = 32, 4, 4, 64
-#: (micro_batch, forward_batch) of the check's parts glam_micro_batch_64, glam_batch_32, glam_batch_64.
-PARTS = {"glam_micro_batch_64": (64, 16), "glam_batch_32": (32, 32), "glam_batch_64": (64, 64)}
+#: (micro_batch, forward_batch, pass_tokens) of the check's GLAM parts (None: the config's token cap).
+PARTS = {
+    "glam_micro_batch_64": (64, 16, None),
+    "glam_batch_32": (32, 32, None),
+    "glam_batch_64": (64, 64, None),
+    "glam_batch_64_whole": (64, 64, 64 * 512),
+}
 
 
-def passes(lengths: list[int], forward_batch: int) -> int:
+def passes(lengths: list[int], forward_batch: int, pass_tokens: int | None) -> int:
     batching = forward_batching(forward_batch)
     backend = object.__new__(TransformersBackend)  # length_batches reads these two settings only
-    backend.batch_size, backend.max_batch_tokens = batching["batch_size"], batching["max_batch_tokens"]
+    backend.batch_size = batching["batch_size"]
+    backend.max_batch_tokens = pass_tokens or batching["max_batch_tokens"]
     return len(backend.length_batches(lengths))
 
 
@@ -47,18 +53,19 @@ def main() -> None:
         counts = {name: [0, 0] for name in PARTS}  # scoring passes, update passes
         for _ in range(FRAMES):
             frame = [len(tokenizer.encode(episodes.context(i))) for i in range(ENVS)]
-            for name, (_, forward_batch) in PARTS.items():
-                counts[name][0] += passes(frame, forward_batch)
+            for name, (_, forward_batch, pass_tokens) in PARTS.items():
+                counts[name][0] += passes(frame, forward_batch, pass_tokens)
             lengths += frame
             for i in range(ENVS):
                 episodes.step(i, int(rng.integers(len(episodes.candidates(i)))))
-        for name, (micro_batch, forward_batch) in PARTS.items():
+        for name, (micro_batch, forward_batch, pass_tokens) in PARTS.items():
             for _ in range(EPOCHS):
                 order = rng.permutation(len(lengths))
                 for start in range(0, len(lengths), MINIBATCH):
                     minibatch = order[start : start + MINIBATCH]
                     for m in range(0, len(minibatch), micro_batch):
-                        counts[name][1] += passes([lengths[j] for j in minibatch[m : m + micro_batch]], forward_batch)
+                        micro = [lengths[j] for j in minibatch[m : m + micro_batch]]
+                        counts[name][1] += passes(micro, forward_batch, pass_tokens)
         print(
             f"iteration {iteration}: prompt tokens mean {np.mean(lengths):.0f}, max {max(lengths)}; passes "
             + ", ".join(f"{name} {score} + {update}" for name, (score, update) in counts.items())
