@@ -2,7 +2,7 @@
 
 ``forward_batch: N`` caps a pass at N prompts and 256·N padded tokens, so long prompts split passes further.
 This steps the check's 32 BabyAI-Text envs with uniform actions, tokenizes their prompts with the check's
-tokenizer and counts the passes ``TransformersBackend.length_batches`` makes: per frame for scoring, per
+tokenizer and counts the passes ``transformers_backend.length_batches`` makes: per frame for scoring, per
 iteration (4 frames) for the update (4 epochs of minibatches of 64 in micro-batches). CPU only, no model.
 
     python benchmarks/gpu/count_passes.py --iterations 3
@@ -11,6 +11,7 @@ iteration (4 frames) for the update (4 epochs of minibatches of 64 in micro-batc
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 from pathlib import Path
 
@@ -19,26 +20,24 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 import check  # beside this file
 
-from textagents.llm.transformers_backend import TransformersBackend
+from textagents.llm.transformers_backend import length_batches
 from textagents.methods.glam.episodes import Episodes
 from textagents.methods.glam.llm_learner import forward_batching
 
 ENVS, FRAMES, EPOCHS, MINIBATCH = 32, 4, 4, 64
-#: (micro_batch, forward_batch, pass_tokens) of the check's GLAM parts (None: the config's token cap).
-PARTS = {
-    "glam_micro_batch_64": (64, 16, None),
-    "glam_batch_32": (32, 32, None),
-    "glam_batch_64": (64, 64, None),
-    "glam_batch_64_whole": (64, 64, 64 * 512),
-}
+COUNTED = ("glam_micro_batch_64", "glam_batch_32", "glam_batch_64", "glam_batch_64_whole")
+
+
+def part_settings(name: str) -> tuple[int, int, int | None]:
+    """(micro_batch, forward_batch, pass_tokens) of ``check.PARTS[name]``: its keywords, else ``glam``'s defaults."""
+    defaults = {key: p.default for key, p in inspect.signature(check.glam).parameters.items()}
+    settings = {**defaults, **check.PARTS[name].keywords}
+    return settings["micro_batch"], settings["forward_batch"], settings["pass_tokens"]
 
 
 def passes(lengths: list[int], forward_batch: int, pass_tokens: int | None) -> int:
     batching = forward_batching(forward_batch)
-    backend = object.__new__(TransformersBackend)  # length_batches reads these two settings only
-    backend.batch_size = batching["batch_size"]
-    backend.max_batch_tokens = pass_tokens or batching["max_batch_tokens"]
-    return len(backend.length_batches(lengths))
+    return len(length_batches(lengths, batching["batch_size"], pass_tokens or batching["max_batch_tokens"]))
 
 
 def main() -> None:
@@ -48,17 +47,18 @@ def main() -> None:
     episodes = Episodes("BabyAI-Text-GoToLocal-v0", ENVS, None, first_seed=0)
     tokenizer = check.tokenizer_for([episodes.context(i) for i in range(ENVS)])
     rng = np.random.default_rng(0)
+    parts = {name: part_settings(name) for name in COUNTED}
     for iteration in range(args.iterations):
         lengths: list[int] = []
-        counts = {name: [0, 0] for name in PARTS}  # scoring passes, update passes
+        counts = {name: [0, 0] for name in parts}  # scoring passes, update passes
         for _ in range(FRAMES):
             frame = [len(tokenizer.encode(episodes.context(i))) for i in range(ENVS)]
-            for name, (_, forward_batch, pass_tokens) in PARTS.items():
+            for name, (_, forward_batch, pass_tokens) in parts.items():
                 counts[name][0] += passes(frame, forward_batch, pass_tokens)
             lengths += frame
             for i in range(ENVS):
                 episodes.step(i, int(rng.integers(len(episodes.candidates(i)))))
-        for name, (micro_batch, forward_batch, pass_tokens) in PARTS.items():
+        for name, (micro_batch, forward_batch, pass_tokens) in parts.items():
             for _ in range(EPOCHS):
                 order = rng.permutation(len(lengths))
                 for start in range(0, len(lengths), MINIBATCH):

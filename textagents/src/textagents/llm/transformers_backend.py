@@ -94,6 +94,20 @@ class ValueHead(nn.Module):
         return self.out(self.net(batch.context_hidden.float())).squeeze(-1)
 
 
+def length_batches(lengths: Sequence[int], batch_size: int, max_batch_tokens: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length (sorted): at most ``batch_size`` sequences and
+    ``max_batch_tokens`` padded tokens each, so that padding wastes little compute."""
+    batches: list[list[int]] = []
+    for index in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        batch = batches[-1] if batches else None
+        fits = batch is not None and len(batch) < batch_size
+        if fits and (len(batch) + 1) * lengths[index] <= max_batch_tokens:
+            batch.append(index)
+        else:
+            batches.append([index])
+    return batches
+
+
 class TransformersBackend:
     """A ``transformers`` model loaded from ``model_path`` (a directory, a downloaded model's name, or a hub id).
 
@@ -231,17 +245,8 @@ class TransformersBackend:
         return results
 
     def length_batches(self, lengths: Sequence[int]) -> list[list[int]]:
-        """Indices grouped into batches of similar length (sorted): at most ``batch_size`` sequences and
-        ``max_batch_tokens`` padded tokens each, so that padding wastes little compute."""
-        batches: list[list[int]] = []
-        for index in sorted(range(len(lengths)), key=lambda i: lengths[i]):
-            batch = batches[-1] if batches else None
-            fits = batch is not None and len(batch) < self.batch_size
-            if fits and (len(batch) + 1) * lengths[index] <= self.max_batch_tokens:
-                batch.append(index)
-            else:
-                batches.append([index])
-        return batches
+        """``length_batches`` with this backend's ``batch_size`` and ``max_batch_tokens``."""
+        return length_batches(lengths, self.batch_size, self.max_batch_tokens)
 
     def _forward_chunk(
         self, context_ids: list[list[int]], candidates: Sequence[Sequence[str]], need_hidden: bool
