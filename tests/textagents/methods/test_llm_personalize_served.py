@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -125,6 +126,15 @@ def _alive(pid: int) -> bool:
     return fields[0] != "Z"
 
 
+def _still_alive_after(pids: list[int], wait_s: float) -> list[int]:
+    """The processes of ``pids`` still alive after up to ``wait_s`` seconds: a killed process takes a
+    moment to exit after the signal is sent."""
+    deadline = time.monotonic() + wait_s
+    while (alive := [pid for pid in pids if _alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_a_server_that_does_not_come_up_is_a_one_line_error_and_nothing_is_left(tiny_models, tmp_path):
     pids = tmp_path / "pids"
@@ -144,7 +154,7 @@ def test_a_server_that_does_not_come_up_is_a_one_line_error_and_nothing_is_left(
     message = str(failed.value)
     assert "\n" not in message and "did not answer within 20 s" in message
     assert message.endswith("its last output: loading | still loading")
-    assert not any(_alive(int(pid)) for pid in pids.read_text().split())  # the server and its worker
+    assert not _still_alive_after([int(pid) for pid in pids.read_text().split()], wait_s=5)  # server and worker
     assert not out.exists()  # the failed start is undone: the same command can run again
 
     crash = [sys.executable, "-c", "import sys; sys.exit('cannot load ' + sys.argv[1])", "{model}", "{port}"]
