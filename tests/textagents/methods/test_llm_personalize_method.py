@@ -195,6 +195,61 @@ def test_a_run_resumed_with_more_iterations_continues_where_it_stopped_as_an_uni
     assert json.loads((extended / "config.json").read_text())["config"]["iterations"] == 2
 
 
+def test_a_run_stopped_in_the_middle_of_an_iteration_resumes_without_asking_or_training_again(
+    tmp_path, tiny_models, monkeypatch
+):
+    from textagents.llm.transformers_backend import TransformersBackend
+    from textagents.methods.llm_personalize import method
+
+    llm = LLMChoice(model=str(tiny_models.causal))
+    whole, stopped = tmp_path / "whole", tmp_path / "stopped"
+    batches = []
+    chat_batch = TransformersBackend.chat_batch
+
+    def counted(self, conversations, **sampling):
+        if len(batches) == stop_at:
+            raise KeyboardInterrupt  # the machine taken back, in iteration 2's evaluation
+        batches.append(len(conversations))
+        return chat_batch(self, conversations, **sampling)
+
+    def keep_every_call(calls):  # so that round 2 fine-tunes whatever the tiny model plans
+        plan = {"role": "assistant", "content": "step 1: mission complete"}
+        return [("kept", [*call.messages[:2], plan]) for call in calls]
+
+    monkeypatch.setattr(TransformersBackend, "chat_batch", counted)
+    monkeypatch.setattr(method, "self_training_selection", keep_every_call)
+    stop_at = None
+    run_method("llm_personalize", SMOKE, whole, llm=llm, progress=False)
+    asked = len(batches)
+    batches.clear()
+    stop_at = asked - 1
+    with pytest.raises(KeyboardInterrupt):
+        run_method("llm_personalize", SMOKE, stopped, llm=llm, progress=False)
+    trained = (stopped / "models" / "iter_000002" / "trained.json").stat().st_mtime_ns
+    assert len(list((stopped / "answers").glob("rollouts-planner-*.jsonl"))) == 1
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("fine-tuned again")
+
+    monkeypatch.setattr(method, "finetune", refuse)
+    batches.clear()
+    stop_at = None
+    run_method("llm_personalize", SMOKE, stopped, llm=llm, progress=False, resume=True)
+
+    def records(run):
+        lines = (run / "metrics.jsonl").read_text().splitlines()
+        return [{k: v for k, v in json.loads(line).items() if k != "time"} for line in lines]
+
+    def calls(run):
+        lines = (run / "llm_calls.jsonl").read_text().splitlines()
+        return [(record["key"], record["response"]) for record in map(json.loads, lines)]
+
+    assert len(batches) == 1  # only the round it stopped in: the rollouts and the rounds before came from the log
+    assert records(stopped) == records(whole)
+    assert calls(stopped) == calls(whole)
+    assert (stopped / "models" / "iter_000002" / "trained.json").stat().st_mtime_ns == trained
+
+
 def test_table1_says_when_a_self_training_round_selected_no_pairs():
     from textagents.methods.llm_personalize.report import render_table1, table1_rows
 

@@ -3,7 +3,11 @@ reinforced self-training (Han et al. 2024). Self-training keeps the planning cal
 correctly placed objects, only their succeeded steps, de-duplicated as the original (first object moved, its
 receptacles before and after, correct set before). Iteration 1 = zero-shot evaluation + imitation learning;
 iteration k > 1 = self-training round k - 1. Each round's dataset is saved in the run (``datasets/``), each
-fine-tuned model in ``models/iter_N`` (safetensors).
+fine-tuned model in ``models/iter_N`` (safetensors) with what it was trained on (``trained.json``).
+
+A run stopped inside an iteration resumes where it stopped, with the results of an uninterrupted run: each
+stage's answers are logged as they come (``answers/``, ``answer_log.py``) and replayed, and a fine-tune that
+had finished on the same inputs is loaded instead of trained again.
 
 Fine-tuning: ``local`` (trl SFT on the run's transformers model) or ``openai`` (a job through OpenAI's
 fine-tuning API on the run's ``--base-url`` model). With ``served_weights`` the planner asks an OpenAI-compatible
@@ -13,6 +17,9 @@ recorded run's success rates and diagnostics exactly."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +27,7 @@ from textagents.llm.base import LLMBackend
 from textagents.llm.record import RecordingBackend, ReplayBackend
 from textagents.methods.core.method import Method, RunContext
 from textagents.methods.core.run_dir import Checkpoint
+from textagents.methods.llm_personalize.answer_log import AnswerLog
 from textagents.methods.llm_personalize.config import LLMPersonalizeConfig
 from textagents.methods.llm_personalize.coverage import placements, preference_coverage, trained_plans
 from textagents.methods.llm_personalize.demonstrations import Pair, select_demonstrations
@@ -42,8 +50,12 @@ from textagents.methods.llm_personalize.report import (
 )
 from textagents.methods.llm_personalize.rollout_backend import BASE_MODEL_DIR, LlamaCppPlanner
 from textagents.methods.llm_personalize.served import ServedPlanner, served_planner
+from textenvs.core.files import write_bytes_atomic
 from textenvs.envs.housekeep.env import HousekeepTextEnv
 from textenvs.envs.housekeep.sampling import paper_split_indices
+
+ANSWERS = "answers"  # the run's folder of answer logs, one per stage played (answer_log.py)
+TRAINED = "trained.json"  # beside a fine-tuned model's weights: what it was trained on, and the result
 
 
 class LLMPersonalizeMethod(Method):
@@ -101,16 +113,33 @@ class LLMPersonalizeMethod(Method):
             seed=self.config.seed + iteration,
         )
         out = self.context.run_dir / "models" / f"iter_{iteration:06d}"
+        inputs = _digest({"model": self.config.model, "from": self._model_tag(), "pairs": pairs, **asdict(settings)})
         served = self._served()
         if served is not None:
             served.pause()
-        result = finetune(backend, pairs, out, settings)
+        trained = _read_json(out / TRAINED)
+        if trained is not None and trained.get("inputs") == inputs:  # fine-tuned before the run stopped
+            _load_weights(backend, out)
+            result = trained["result"]
+        else:
+            result = finetune(backend, pairs, out, settings)
+            write_bytes_atomic(out / TRAINED, json.dumps({"inputs": inputs, "result": result}).encode())
+            if self.config.rollout_backend == "llamacpp":
+                self._llamacpp_planner().export(backend, out)
         self.model_dir = out.relative_to(self.context.run_dir).as_posix()
-        if self.config.rollout_backend == "llamacpp":
-            self._llamacpp_planner().export(backend, out)
         if served is not None:
             served.serve(out)
         return result
+
+    def _model_tag(self) -> str:
+        """Which weights the planner has now, as the answer logs name them: ``base``, or a digest of what the
+        last fine-tune started from and trained on (an OpenAI job: of the model it made)."""
+        if self.model_name is not None:
+            return _digest(self.model_name)
+        if self.model_dir is None:
+            return "base"
+        trained = _read_json(self._model_path(self.model_dir) / TRAINED)
+        return trained["inputs"] if trained is not None else Path(self.model_dir).name  # a run from before
 
     def _served(self) -> ServedPlanner | None:
         """The server the planner asks (``served_weights``); None when the planner is the run's LLM, and when the
@@ -149,16 +178,16 @@ class LLMPersonalizeMethod(Method):
             self._llamacpp = LlamaCppPlanner(self.config.model, self.config.rollout_gguf, record, threads)
         return self._llamacpp
 
-    def _play(self, jobs: list[tuple[str, int]], variant: str = "planner") -> list[Rollout]:
-        return play(
-            self._make_env,
-            self._planner_backend(variant),
-            jobs,
-            variant=variant,
-            seed=self.config.seed,
-            sampling=self.config.sampling(),
-            rules=self.config.plan_rules(variant),
+    def _play(self, jobs: list[tuple[str, int]], stage: str, variant: str = "planner") -> list[Rollout]:
+        """Play ``jobs`` with ``variant``; the answers are logged in the run (``answers/``, ``answer_log.py``)
+        under the ``stage`` (``eval`` or ``rollouts``), the variant and the planner's weights."""
+        seed, sampling, rules = self.config.seed, self.config.sampling(), self.config.plan_rules(variant)
+        log = AnswerLog(
+            self.context.run_dir / ANSWERS / f"{stage}-{variant}-{self._model_tag()}.jsonl",
+            {"jobs": jobs, "variant": variant, "seed": seed, "sampling": sampling, "rules": asdict(rules)},
         )
+        backend = self._planner_backend(variant)
+        return play(self._make_env, backend, jobs, variant=variant, seed=seed, sampling=sampling, rules=rules, log=log)
 
     def _make_env(self) -> HousekeepTextEnv:
         return HousekeepTextEnv(scenes=list(self.config.scenes), episode_source="llm_personalize")
@@ -181,7 +210,7 @@ class LLMPersonalizeMethod(Method):
             return {**before, "pairs": len(pairs), **per_scene, **self._coverage(iteration), **finetuned}
         indices = paper_split_indices("train")[: self.config.self_training_rollouts]
         jobs = [(scene, index) for scene in self.config.scenes for index in indices]
-        rollouts = self._play(jobs)
+        rollouts = self._play(jobs, "rollouts")
         calls = [call for run in rollouts for call in run.calls]
         scenes = [scene for (scene, _), run in zip(jobs, rollouts, strict=True) for _ in run.calls]
         selection = self_training_selection(calls)
@@ -224,7 +253,7 @@ class LLMPersonalizeMethod(Method):
         count = episodes or self.config.eval_episodes
         splits = {split: paper_split_indices(split)[:count] for split in ("train", "test")}
         jobs = [(split, scene, i) for split, indices in splits.items() for scene in self.config.scenes for i in indices]
-        runs = self._play([(scene, i) for _, scene, i in jobs], variant)
+        runs = self._play([(scene, i) for _, scene, i in jobs], "eval", variant)
         result = {}
         for split in splits:
             per_scene = {
@@ -239,8 +268,6 @@ class LLMPersonalizeMethod(Method):
         return Checkpoint(iteration, {"model_dir": self.model_dir, "model_name": self.model_name})
 
     def restore(self, checkpoint: Checkpoint) -> None:
-        from textagents.llm.transformers_backend import TransformersBackend
-
         self.model_dir = checkpoint.state.get("model_dir")
         self.model_name = checkpoint.state.get("model_name")
         backend = self._tuned_backend()
@@ -250,7 +277,7 @@ class LLMPersonalizeMethod(Method):
             backend.model_name = self.model_name
         elif self.model_dir is not None:
             path = self._model_path(self.model_dir)
-            backend.model = TransformersBackend(path, device=backend.device, dtype=backend.model.dtype).model
+            _load_weights(backend, path)
             if self.served is not None:
                 self.served.resume(path)
 
@@ -295,3 +322,18 @@ class LLMPersonalizeMethod(Method):
             plot = out / ("success_by_round.png" if len(runs) == 1 else f"success_by_round_{index}.png")
             sections += table1_over_seeds(by_seed, plot, f" ({label})")
         return sections
+
+
+def _load_weights(backend: Any, folder: Path) -> None:
+    """Give the transformers ``backend`` the fine-tuned weights saved in ``folder``."""
+    from textagents.llm.transformers_backend import TransformersBackend
+
+    backend.model = TransformersBackend(folder, device=backend.device, dtype=backend.model.dtype).model
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=True).encode()).hexdigest()[:16]
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text()) if path.is_file() else None

@@ -28,9 +28,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from textagents.llm.base import LLMBackend, chat_batch
+from textagents.methods.llm_personalize.answer_log import AnswerLog, question_digest
 from textagents.methods.llm_personalize.plan_parser import (
     MAX_STEPS,
     MISSION_COMPLETE,
@@ -355,34 +357,77 @@ def play(
     seed: int = 0,
     sampling: dict[str, Any] | None = None,
     rules: PlanRules | None = None,
+    log: AnswerLog | None = None,
 ) -> list[Rollout]:
     """Play the ``(scene, episode index)`` jobs of a Housekeep-Text env (``text_style="llm_personalize"``)
     with one of ``VARIANTS``, sampling with ``PAPER_SAMPLING`` updated by ``sampling``; episode index i is
-    reset with seed i."""
+    reset with seed i. With ``log``, the answers logged there are replayed and every new one is logged as
+    it comes (``answer_log.py``)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown planner variant {variant!r}; valid: {list(VARIANTS)}")
     settings = {**PAPER_SAMPLING, **(sampling or {})}
     rules = rules or PlanRules()
     episodes = [_Episode(make_env(), index, {"scene": scene, "episode_index": index}, rules) for scene, index in jobs]
+    one_at_a_time = _answers_one_at_a_time(backend)
     round_number = 0
-    while active := [e for e in episodes if e.ready_to_plan()]:
-        conversations = [e.messages() for e in active]
+    while active := [(position, e) for position, e in enumerate(episodes) if e.ready_to_plan()]:
+        positions = [position for position, _ in active]
+        conversations = [e.messages() for _, e in active]
         if variant == "saycan":
-            candidates = [e.admissible() for e in active]
-            contexts = [scoring_context(m) for m in conversations]
-            for episode, messages, options, scores in zip(
-                active, conversations, candidates, backend.score(contexts, candidates), strict=True
+            questions = [(scoring_context(m), e.admissible()) for m, (_, e) in zip(conversations, active, strict=True)]
+            scored = _ask(log, round_number, positions, questions, partial(_score, backend), one_at_a_time=False)
+            for (_, episode), messages, (_, options), scores in zip(
+                active, conversations, questions, scored, strict=True
             ):
                 episode.play_command(messages, options[max(range(len(options)), key=scores.__getitem__)])
         else:
-            answers = chat_batch(backend, conversations, **settings, seed=seed + round_number)
-            for episode, messages, answer in zip(active, conversations, answers, strict=True):
+            ask = partial(chat_batch, backend, **settings, seed=seed + round_number)
+            answers = _ask(log, round_number, positions, conversations, ask, one_at_a_time)
+            for (_, episode), messages, answer in zip(active, conversations, answers, strict=True):
                 episode.play_plan(messages, answer, stop_on_failure=variant == "sayplan")
         round_number += 1
     results = [e.result() for e in episodes]
     for episode in episodes:
         episode.env.close()
     return results
+
+
+def _score(backend: LLMBackend, questions: list[tuple[str, list[str]]]) -> list[list[float]]:
+    """SayCan's scores of each (context, admissible commands) question, in one call."""
+    return backend.score([context for context, _ in questions], [options for _, options in questions])
+
+
+def _answers_one_at_a_time(backend: Any) -> bool:
+    """Whether the model under ``backend``'s wrappers (recording, cache) answers one conversation per call
+    (llama.cpp, an API): a round is then asked conversation by conversation, each answer logged as it comes."""
+    while (inner := getattr(backend, "backend", None)) is not None:
+        backend = inner
+    return getattr(backend, "chat_batch", None) is None
+
+
+def _ask(
+    log: AnswerLog | None,
+    round_number: int,
+    positions: list[int],
+    questions: list[Any],
+    ask: Callable[[list[Any]], list[Any]],
+    one_at_a_time: bool,
+) -> list[Any]:
+    """The answers to ``questions`` (asked in round ``round_number`` by the episodes at ``positions``);
+    ``ask(questions)`` answers a list of them in one call. With a ``log``, the answers logged for the same
+    questions are taken from it and only the others asked: all in one call, or one call each when
+    ``one_at_a_time``; each call's answers are logged when it returns."""
+    if log is None:
+        return ask(questions)
+    asked = [question_digest(question) for question in questions]
+    answers = [log.get(round_number, p, digest) for p, digest in zip(positions, asked, strict=True)]
+    missing = [i for i, answer in enumerate(answers) if answer is None]
+    calls = [[i] for i in missing] if one_at_a_time else [missing] if missing else []
+    for chosen in calls:
+        for i, answer in zip(chosen, ask([questions[i] for i in chosen]), strict=True):
+            answers[i] = answer
+        log.put(round_number, {positions[i]: (asked[i], answers[i]) for i in chosen})
+    return answers
 
 
 def summarize(per_scene: dict[str, list[Rollout]]) -> dict[str, Any]:
