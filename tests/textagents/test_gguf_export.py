@@ -218,3 +218,38 @@ def test_llama_cpp_without_max_tokens_generates_until_the_context_is_full(tmp_pa
             llama.generate([too_long], max_tokens=None, temperature=1.0, seed=0)
     finally:
         llama.llm.close()
+
+
+def test_the_state_cache_starts_each_prompt_from_its_conversations_last_state(tmp_path, tokenizer, monkeypatch):
+    """``state_cache_mb``: two conversations asked in turn, each prompt growing its own previous one: with the
+    cache, a prompt is evaluated from where its own conversation's last call left it (its start is not
+    evaluated again, though the other conversation's call came in between); the greedy answers are the same."""
+    from textagents.llm.llamacpp_backend import LlamaCppBackend
+    from textagents.llm.transformers_backend import TransformersBackend
+    from textagents.testing import save_model
+
+    folder = tmp_path / "model"
+    save_model(tiny_decoder("llama", tokenizer), tokenizer, folder)
+    local = TransformersBackend(folder)
+    path = gguf_export.write_gguf(local.model, local.tokenizer, tmp_path / "model.gguf", outtype="f32")
+    growing = [
+        [PROMPTS[i], f"{PROMPTS[i]} {PROMPTS[2 - i]}", f"{PROMPTS[i]} {PROMPTS[2 - i]} {PROMPTS[1]}"] for i in (0, 1)
+    ]
+    asked = [conversation[turn] for turn in range(3) for conversation in growing]  # the two in turn
+
+    def run(state_cache_mb):
+        llama = LlamaCppBackend(path, n_ctx=256, logits_all=False, state_cache_mb=state_cache_mb)
+        evaluated = []
+        evaluate = llama.llm.eval
+        monkeypatch.setattr(llama.llm, "eval", lambda tokens: evaluated.append(len(tokens)) or evaluate(tokens))
+        try:
+            return [llama.generate([prompt], max_tokens=3, temperature=0)[0] for prompt in asked], sum(evaluated)
+        finally:
+            llama.llm.close()
+
+    (plain, plain_tokens), (cached, cached_tokens) = run(0), run(64)
+    assert cached == plain
+    prompt_tokens = [len(local.tokenizer(p)["input_ids"]) for p in asked]
+    assert plain_tokens > sum(prompt_tokens)  # every prompt from its start, then the answers' tokens
+    # with the cache, a prompt after the first two skips the whole of its conversation's previous prompt
+    assert cached_tokens == plain_tokens - sum(prompt_tokens[:-2])

@@ -128,6 +128,7 @@ def test_bad_settings_are_refused(tmp_path):
         ("fail_threshold: -1", "fail_threshold must be >= 0, got -1"),
         ("baseline_eval_episodes: 6", r"baseline_eval_episodes must be in 1..eval_episodes \(5\) or unset, got 6"),
         ("baseline_command_budget: 0", "baseline_command_budget must be >= 1 or unset, got 0"),
+        ("rollout_state_cache_mb: -1", r"rollout_state_cache_mb must be >= 0 \(0: off\), got -1"),
     ):
         path.write_text(line + "\n")
         with pytest.raises(ConfigError, match=message):
@@ -169,6 +170,13 @@ def test_replaying_a_recorded_run_reproduces_its_metrics_exactly(tmp_path, tiny_
             recorded / "datasets" / f"{name}.jsonl"
         ).read_text()
     assert not (replayed / "models").exists()  # nothing was trained
+
+    def answers(run):  # every stage's logged answers: the fine-tuned planner's are not the zero-shot one's
+        logs = sorted((run / "answers").glob("*.jsonl"))
+        return sorted(json.dumps(r) for log in logs for r in map(json.loads, log.read_text().splitlines()[1:]))
+
+    assert len(list((replayed / "answers").glob("eval-*.jsonl"))) == len(list((recorded / "answers").glob("eval-*")))
+    assert answers(replayed) == answers(recorded)
 
 
 def test_a_run_resumed_with_more_iterations_continues_where_it_stopped_as_an_uninterrupted_run(tmp_path, tiny_models):

@@ -518,6 +518,7 @@ OURS: dict[str, dict[str, str]] = {
         "openai_poll_s": "how often the fine-tuning job is polled",
         "rollout_backend": "where the planner generates (local runs): speed only",
         "rollout_gguf": "the llama.cpp export's precision (local runs)",
+        "rollout_state_cache_mb": "llama.cpp's KV states kept between calls (local runs, speed)",
         "served_weights": "how a served planner gets each round's weights (the paper's: OpenAI's fine-tuning API)",
         "serve_command": "the server command of served_weights: restart",
         "serve_port": "the port of served_weights: restart",

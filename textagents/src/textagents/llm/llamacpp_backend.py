@@ -52,7 +52,10 @@ class LlamaCppBackend:
     stem), ``chat_prompt`` (a conversation as the prompt text or token ids to complete, e.g.
     ``TransformersBackend``'s rendering, so both backends see the same tokens; default: llama-cpp-python's
     chat handler on the GGUF's template), ``logits_all`` (False: generation only, no ``score``; llama.cpp then
-    computes no logits for prompt tokens and holds no context × vocabulary buffer).
+    computes no logits for prompt tokens and holds no context × vocabulary buffer), ``state_cache_mb`` (0: off;
+    else llama-cpp-python's ``LlamaRAMCache`` of that size keeps the KV state after each completion, and a
+    prompt starts from the kept state sharing its longest prefix: conversations that alternate, each growing
+    its own prompt, no longer evaluate their shared start again; the same numbers up to float rounding).
 
     Sampling is ``Sampling``'s: temperature and top_p only (llama.cpp's default top_k 40 and min_p 0.05 are
     off), and the penalties count every token generated so far, as OpenAI's do (llama.cpp's window of
@@ -68,6 +71,7 @@ class LlamaCppBackend:
         model_name: str | None = None,
         chat_prompt: Callable[[Sequence[Message]], str | list[int]] | None = None,
         logits_all: bool = True,
+        state_cache_mb: int = 0,
     ):
         llama = _import_llama()
         path = gguf_file(model)
@@ -80,6 +84,10 @@ class LlamaCppBackend:
             logits_all=logits_all,
             verbose=False,
         )
+        if state_cache_mb > 0:
+            from llama_cpp import LlamaRAMCache
+
+            self.llm.set_cache(LlamaRAMCache(capacity_bytes=state_cache_mb << 20))
         self.model_name = model_name or known_name(model) or path.stem
         self.chat_prompt = chat_prompt
         self.logits_all = logits_all

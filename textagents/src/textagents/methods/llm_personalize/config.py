@@ -37,7 +37,9 @@ class LLMPersonalizeConfig(MethodConfig):
     job's status checked every ``openai_poll_s`` seconds).
     ``rollout_backend``: the planner's and SayPlan's generation on the run's transformers model
     (``transformers``), or with llama.cpp on a GGUF export (``rollout_gguf``: ``f16`` or ``f32``) of the
-    current weights (``llamacpp``: local fine-tuning only; SayCan's scores stay on transformers).
+    current weights (``llamacpp``: local fine-tuning only; SayCan's scores stay on transformers), keeping up to
+    ``rollout_state_cache_mb`` MB of KV states so that an episode's next prompt starts from its previous call's
+    state (0: off; the same numbers up to float rounding).
     ``served_weights`` (``served.py``): ``none`` (the planner is the run's model), ``lora_adapter`` (the server
     at ``base_url`` loads each round's LoRA adapter) or
     ``restart`` (the method runs ``serve_command`` with ``{model}`` and ``{port}`` replaced — on ``serve_port``,
@@ -72,6 +74,7 @@ class LLMPersonalizeConfig(MethodConfig):
     openai_poll_s: float = 30.0
     rollout_backend: str = "transformers"
     rollout_gguf: str = "f16"
+    rollout_state_cache_mb: int = 2048
     served_weights: str = "none"
     serve_command: tuple[str, ...] = ()
     serve_port: int = 0
@@ -108,6 +111,8 @@ class LLMPersonalizeConfig(MethodConfig):
             "command_budget",
             "max_steps_per_plan",
         )
+        if self.rollout_state_cache_mb < 0:
+            raise ValueError(f"rollout_state_cache_mb must be >= 0 (0: off), got {self.rollout_state_cache_mb}")
         if self.micro_batch is not None and (self.micro_batch < 1 or self.batch_size % self.micro_batch):
             raise ValueError(
                 f"micro_batch must divide batch_size ({self.batch_size}) or be unset, got {self.micro_batch}"

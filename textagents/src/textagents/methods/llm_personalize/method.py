@@ -67,6 +67,7 @@ class LLMPersonalizeMethod(Method):
     def __init__(self, config: LLMPersonalizeConfig, context: RunContext):
         super().__init__(config, context)
         self.model_dir: str | None = None  # the last locally fine-tuned model, relative to the run folder
+        self.tuned_at = 0  # the iteration of the last fine-tune (in a replay: of the recorded run's), 0: none
         self.model_name: str | None = None  # the last model fine-tuned through OpenAI's API
         self._llamacpp: LlamaCppPlanner | None = None  # rollout_backend: llamacpp, built on first use
         self.served: ServedPlanner | None = None  # built on first use (``_served``)
@@ -95,6 +96,7 @@ class LLMPersonalizeMethod(Method):
 
     def _finetune(self, pairs: list[Pair], dataset: Path, iteration: int, epochs: float) -> dict[str, float]:
         backend = self._tuned_backend()
+        self.tuned_at = iteration
         if backend is None:
             return {}
         if self.config.fine_tuning == "openai":
@@ -132,14 +134,19 @@ class LLMPersonalizeMethod(Method):
         return result
 
     def _model_tag(self) -> str:
-        """Which weights the planner has now, as the answer logs name them: ``base``, or a digest of what the
-        last fine-tune started from and trained on (an OpenAI job: of the model it made)."""
-        if self.model_name is not None:
-            return _digest(self.model_name)
-        if self.model_dir is None:
+        """Which weights the planner has now, as the answer logs name them: ``base``, or the iteration of the last
+        fine-tune with a digest of what it started from and trained on (an OpenAI job: of the model it made; a
+        replay has no weights: ``replayed``)."""
+        if self.tuned_at == 0:
             return "base"
-        trained = _read_json(self._model_path(self.model_dir) / TRAINED)
-        return trained["inputs"] if trained is not None else Path(self.model_dir).name  # a run from before
+        if self.model_name is not None:
+            weights = _digest(self.model_name)
+        elif self.model_dir is not None:
+            trained = _read_json(self._model_path(self.model_dir) / TRAINED)
+            weights = trained["inputs"] if trained is not None else "unrecorded"  # a run from before the logs
+        else:
+            weights = "replayed"
+        return f"iter{self.tuned_at}-{weights}"
 
     def _served(self) -> ServedPlanner | None:
         """The server the planner asks (``served_weights``); None when the planner is the run's LLM, and when the
@@ -175,7 +182,9 @@ class LLMPersonalizeMethod(Method):
             record = llm.path if isinstance(llm, RecordingBackend) else None
             # the run's --threads (torch's), not llama.cpp's default of every core: runs side by side share them
             threads = torch.get_num_threads()
-            self._llamacpp = LlamaCppPlanner(self.config.model, self.config.rollout_gguf, record, threads)
+            self._llamacpp = LlamaCppPlanner(
+                self.config.model, self.config.rollout_gguf, record, threads, self.config.rollout_state_cache_mb
+            )
         return self._llamacpp
 
     def _play(self, jobs: list[tuple[str, int]], stage: str, variant: str = "planner") -> list[Rollout]:
@@ -265,11 +274,14 @@ class LLMPersonalizeMethod(Method):
 
     # ------------------------------------------------------------------ checkpoints
     def checkpoint(self, iteration: int) -> Checkpoint:
-        return Checkpoint(iteration, {"model_dir": self.model_dir, "model_name": self.model_name})
+        return Checkpoint(
+            iteration, {"model_dir": self.model_dir, "model_name": self.model_name, "tuned_at": self.tuned_at}
+        )
 
     def restore(self, checkpoint: Checkpoint) -> None:
         self.model_dir = checkpoint.state.get("model_dir")
         self.model_name = checkpoint.state.get("model_name")
+        self.tuned_at = checkpoint.state.get("tuned_at", checkpoint.iteration)  # older runs: a fine-tune a round
         backend = self._tuned_backend()
         if backend is None:
             return

@@ -33,7 +33,8 @@ def gguf_in(folder: Path, outtype: str) -> Path:
 class LlamaCppPlanner:
     """llama.cpp over the GGUF of the weights the run trains (``tuned``: a ``TransformersBackend``); the
     last one opened is kept open. ``base_model``: the run's ``model`` value, whose GGUF is the reference;
-    ``record``: the run's recording, or None; ``threads``: llama.cpp's (None: its default)."""
+    ``record``: the run's recording, or None; ``threads``: llama.cpp's (None: its default); ``state_cache_mb``:
+    ``LlamaCppBackend``'s (an episode's next prompt starts from its previous call's state)."""
 
     def __init__(
         self,
@@ -41,11 +42,13 @@ class LlamaCppPlanner:
         outtype: str,
         record: Path | None,
         threads: int | None = None,
+        state_cache_mb: int = 0,
     ):
         self.reference = reference_gguf(base_model) if base_model is not None else None
         self.outtype = outtype
         self.record = record
         self.threads = threads
+        self.state_cache_mb = state_cache_mb
         self._open: tuple[Path, LLMBackend, Any] | None = None
 
     def export(self, tuned: Any, folder: Path) -> Path:
@@ -72,6 +75,7 @@ class LlamaCppPlanner:
             model_name=tuned.model_name,
             chat_prompt=lambda messages: tuned.encode(tuned.chat_prompt(messages)),
             logits_all=False,
+            state_cache_mb=self.state_cache_mb,
         )
         planner = llama if self.record is None else RecordingBackend(llama, self.record)
         self._open = (path, planner, llama)
