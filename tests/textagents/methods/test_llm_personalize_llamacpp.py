@@ -88,7 +88,7 @@ def test_bad_rollout_settings_are_refused(tmp_path):
     path = tmp_path / "bad.yaml"
     for text, message in (
         ("rollout_backend: vllm\n", r"rollout_backend must be one of \['transformers', 'llamacpp'\], got 'vllm'"),
-        ("rollout_gguf: q4_0\n", r"rollout_gguf must be one of \['f16', 'f32'\], got 'q4_0'"),
+        ("rollout_gguf: q4_0\n", r"rollout_gguf must be one of \['f16', 'q8_0', 'f32'\], got 'q4_0'"),
         ("rollout_backend: llamacpp\nfine_tuning: openai\n", "rollout_backend: llamacpp .* needs fine_tuning: local"),
     ):
         path.write_text(text)

@@ -3,7 +3,9 @@
 Architectures: ``llama`` (SmolLM2) and ``qwen2`` (Qwen2.5-Coder); any other is refused in one line.
 Tensors take llama.cpp's names (``gguf.get_tensor_name_map``); the ``llama`` architecture's Q and K rows are
 permuted as llama.cpp's ``convert_hf_to_gguf.py`` does (transformers' GGUF loader undoes it on load). Types:
-``f16`` (matrices in float16, norms and biases in float32, as llama.cpp's converter writes them) or ``f32``.
+``f16`` (matrices in float16, norms and biases in float32, as llama.cpp's converter writes them), ``q8_0``
+(matrices in llama.cpp's blocks of 32 8-bit values with a float16 scale, ``gguf.quants``, as its converter's
+``--outtype q8_0``; a matrix whose rows are not whole blocks stays float16) or ``f32``.
 The output matrix is left out when it is the embedding matrix (tied), as llama.cpp expects.
 
 Metadata: every key of a ``reference`` GGUF of the same base model (tokenizer, chat template, names, the
@@ -29,7 +31,9 @@ import numpy as np
 
 from textagents.llm.models import MODELS, gguf_path, known_name
 
-OUTTYPES = ("f16", "f32")
+OUTTYPES = ("f16", "q8_0", "f32")
+#: The ``general.file_type`` each output type writes.
+FILE_TYPES = {"f16": "MOSTLY_F16", "q8_0": "MOSTLY_Q8_0", "f32": "ALL_F32"}
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ def write_gguf(
     vocab = len(metadata["tokenizer.ggml.tokens"][0])
     if vocab != config.vocab_size:
         raise ValueError(f"the tokenizer has {vocab} tokens but the model's embedding {config.vocab_size} rows")
-    file_type = gguf.LlamaFileType.MOSTLY_F16 if outtype == "f16" else gguf.LlamaFileType.ALL_F32
+    file_type = getattr(gguf.LlamaFileType, FILE_TYPES[outtype])
     metadata["general.file_type"] = (int(file_type), gguf.GGUFValueType.UINT32)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -102,7 +106,8 @@ def write_gguf(
         for key, (value, vtype, *sub_type) in metadata.items():
             writer.add_key_value(key, value, vtype, *sub_type)
         for name, array in tensors.items():
-            writer.add_tensor(name, array)
+            blocks = gguf.GGMLQuantizationType.Q8_0 if array.dtype == np.uint8 else None  # Q8_0 blocks, as bytes
+            writer.add_tensor(name, array, raw_dtype=blocks)
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
         writer.write_tensors_to_file()
@@ -146,9 +151,21 @@ def _gguf_tensors(model: Any, architecture: Architecture, outtype: str) -> dict[
         kind = name.rsplit(".", 1)[-1]
         if architecture.permute_qk and kind in heads:
             array = permute_qk(array, heads[kind])
-        keep_f32 = outtype == "f32" or array.ndim == 1  # norms and biases stay float32, as llama.cpp writes them
-        tensors[f"{name}.{suffix}"] = np.ascontiguousarray(array if keep_f32 else array.astype(np.float16))
+        tensors[f"{name}.{suffix}"] = np.ascontiguousarray(_typed(array, outtype))
     return tensors
+
+
+def _typed(array: np.ndarray, outtype: str) -> np.ndarray:
+    """``array`` as ``outtype`` writes it: norms and biases stay float32, as llama.cpp writes them; Q8_0 blocks
+    as bytes."""
+    import gguf
+
+    if outtype == "f32" or array.ndim == 1:
+        return array
+    block = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType.Q8_0][0]
+    if outtype == "q8_0" and array.shape[-1] % block == 0:
+        return gguf.quants.quantize(array, gguf.GGMLQuantizationType.Q8_0)
+    return array.astype(np.float16)
 
 
 def _hyperparameters(config: Any, architecture: Architecture) -> dict[str, tuple[Any, ...]]:

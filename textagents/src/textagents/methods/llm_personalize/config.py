@@ -36,7 +36,7 @@ class LLMPersonalizeConfig(MethodConfig):
     ``fine_tuning``: ``local`` (trl on the transformers model) or ``openai`` (OpenAI's fine-tuning API, its
     job's status checked every ``openai_poll_s`` seconds).
     ``rollout_backend``: the planner's and SayPlan's generation on the run's transformers model
-    (``transformers``), or with llama.cpp on a GGUF export (``rollout_gguf``: ``f16`` or ``f32``) of the
+    (``transformers``), or with llama.cpp on a GGUF export (``rollout_gguf``: ``f16``, ``q8_0`` or ``f32``) of the
     current weights (``llamacpp``: local fine-tuning only; SayCan's scores stay on transformers), keeping up to
     ``rollout_state_cache_mb`` MB of KV states so that an episode's next prompt starts from its previous call's
     state (0: off; the same numbers up to float rounding).
