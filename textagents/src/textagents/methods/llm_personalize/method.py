@@ -96,6 +96,7 @@ class LLMPersonalizeMethod(Method):
 
     def _finetune(self, pairs: list[Pair], dataset: Path, iteration: int, epochs: float) -> dict[str, float]:
         backend = self._tuned_backend()
+        start = self._model_tag()  # the weights this fine-tune starts from
         self.tuned_at = iteration
         if backend is None:
             return {}
@@ -115,7 +116,7 @@ class LLMPersonalizeMethod(Method):
             seed=self.config.seed + iteration,
         )
         out = self.context.run_dir / "models" / f"iter_{iteration:06d}"
-        inputs = _digest({"model": self.config.model, "from": self._model_tag(), "pairs": pairs, **asdict(settings)})
+        inputs = _digest({"model": self.config.model, "from": start, "pairs": pairs, **asdict(settings)})
         served = self._served()
         if served is not None:
             served.pause()
