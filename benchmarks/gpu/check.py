@@ -255,9 +255,12 @@ def ellm(device: str, budget_s: float, quick: bool, max_steps: int, cuda_graphs:
     return {"frames_per_s": done / seconds, "frames": done, "updates": len(agent.losses), "seconds": seconds}
 
 
-def bk(device: str, budget_s: float, quick: bool, max_steps: int, vec_env: str = "sync") -> dict[str, Any]:
+def bk(
+    device: str, budget_s: float, quick: bool, max_steps: int, vec_env: str = "sync", envs: int = 8
+) -> dict[str, Any]:
     """BK's PPO (SB3 with the original's update and policy network) on BabyAI-Text, no shaping: an iteration is
-    one update on the paper's 8 envs x 128 steps, the envs in this process or (``vec_env``) in subprocesses."""
+    one update on ``envs`` envs (the paper's 8) x 128 steps, the envs in this process or (``vec_env``) in
+    subprocesses. Quick: 16 steps per env (and 2 envs where the paper's 8 are asked)."""
     import textenvs  # noqa: F401  (registers the envs)
     from textagents.methods.bk.config import BKConfig
     from textagents.methods.bk.method import BKMethod
@@ -265,9 +268,10 @@ def bk(device: str, budget_s: float, quick: bool, max_steps: int, vec_env: str =
     from textagents.methods.core.method import RunContext
 
     settings: dict[str, Any] = {"shaping": "none", "device": device, "eval_episodes": 1, "vec_env": vec_env}
+    settings.update(envs=envs, steps_per_env=128)
     if quick:
-        settings.update(envs=2, steps_per_env=16, minibatch_size=32)
-    settings["frames_per_iteration"] = settings.get("envs", 8) * settings.get("steps_per_env", 128)  # one update
+        settings.update(envs=2 if envs == 8 else envs, steps_per_env=16, minibatch_size=32)
+    settings["frames_per_iteration"] = settings["envs"] * settings["steps_per_env"]  # one update
     config = config_from_dict(BKConfig, settings, "gpu check")
     with tempfile.TemporaryDirectory() as folder:
         method = BKMethod(config, RunContext(Path(folder), llm=lambda: None))
@@ -372,13 +376,15 @@ PARTS = {
     "ellm_cuda_graphs": functools.partial(ellm, cuda_graphs=True),
     "bk": bk,
     "bk_subproc": functools.partial(bk, vec_env="subproc"),
+    "bk_subproc_32": functools.partial(bk, vec_env="subproc", envs=32),
     "llm_personalize": llm_personalize,
     "lgqd": lgqd,
 }
 
-#: Run only when named: the parts that need more than an 80 GB GPU (an H100 ran out) and ``glam_batch_32`` with
-#: the CPU's cross-attention (an A/B of ``cross_attention``).
-NAMED_ONLY = ("glam_batch_64", "glam_batch_64_whole", "glam_batch_32_per_prompt")
+#: Run only when named: the parts that need more than an 80 GB GPU (an H100 ran out), ``glam_batch_32`` with
+#: the CPU's cross-attention (an A/B of ``cross_attention``) and BK's PPO on 4x the paper's envs (does a step's
+#: fixed cost, one policy forward and one round trip to the env processes, bound it at 8?).
+NAMED_ONLY = ("glam_batch_64", "glam_batch_64_whole", "glam_batch_32_per_prompt", "bk_subproc_32")
 #: What a plain run measures.
 DEFAULT_PARTS = [name for name in PARTS if name not in NAMED_ONLY]
 

@@ -28,6 +28,12 @@ def test_the_glam_part_splits_its_iterations_into_scoring_and_updating(check):
     assert "alloc_retries" not in result  # CUDA's allocator counts only there
 
 
+def test_the_bk_part_steps_the_envs_it_is_given(check):
+    result = check.bk("cpu", budget_s=0.1, quick=True, max_steps=1, envs=3)
+    assert result["iterations"] == 1 and result["frames"] == 3 * 16
+    assert "bk_subproc_32" in check.NAMED_ONLY and "bk_subproc_32" not in check.DEFAULT_PARTS
+
+
 def test_a_failing_part_is_recorded_and_the_report_written(check, tmp_path, monkeypatch):
     def broken(*args):
         raise RuntimeError("out of memory")
