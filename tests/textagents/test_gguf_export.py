@@ -268,3 +268,33 @@ def test_the_state_cache_starts_each_prompt_from_its_conversations_last_state(tm
     assert plain_tokens > sum(prompt_tokens)  # every prompt from its start, then the answers' tokens
     # with the cache, a prompt after the first two skips the whole of its conversation's previous prompt
     assert cached_tokens == plain_tokens - sum(prompt_tokens[:-2])
+
+
+def test_stop_when_ends_generation_at_the_first_text_it_accepts(tmp_path, tokenizer):
+    """``stop_when``: the answer is the shortest start of the answer generated without it (same seed) that the
+    test accepts: the tokens before are sampled as they would have been."""
+    from textagents.llm.llamacpp_backend import LlamaCppBackend
+    from textagents.llm.transformers_backend import TransformersBackend
+    from textagents.testing import save_model
+
+    folder = tmp_path / "model"
+    save_model(tiny_decoder("llama", tokenizer), tokenizer, folder)
+    local = TransformersBackend(folder)
+    path = gguf_export.write_gguf(local.model, local.tokenizer, tmp_path / "model.gguf", outtype="f32")
+    seen = []
+
+    def long_enough(text):
+        seen.append(text)
+        return len(text) >= 12
+
+    answers = []
+    for stop_when in (None, long_enough):
+        llama = LlamaCppBackend(path, n_ctx=256, logits_all=False, stop_when=stop_when)
+        try:
+            answers.append(llama.generate([PROMPTS[0]], max_tokens=24, temperature=1.0, seed=3)[0])
+        finally:
+            llama.llm.close()
+    whole, stopped = answers
+    assert len(whole) > 12 and whole.startswith(stopped) and len(stopped) >= 12
+    accepted = next(i for i, text in enumerate(seen) if len(text) >= 12)
+    assert seen[accepted] == stopped and all(len(text) < 12 for text in seen[:accepted])

@@ -4,13 +4,20 @@ the paper's selection of imitation-learning demonstrations."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from textagents.methods.llm_personalize import demonstrations
 from textagents.methods.llm_personalize.config import LLMPersonalizeConfig
 from textagents.methods.llm_personalize.demonstrations import demonstrate, select_demonstrations
-from textagents.methods.llm_personalize.plan_parser import MISSION_COMPLETE, parse_plan, split_steps
+from textagents.methods.llm_personalize.plan_parser import (
+    MAX_STEPS,
+    MISSION_COMPLETE,
+    parse_plan,
+    split_steps,
+    steps_read,
+)
 from textagents.methods.llm_personalize.planner import PlanRules
 from textenvs.envs.housekeep.env import HousekeepTextEnv
 from textenvs.envs.housekeep.prompts import planner_prompt
@@ -69,6 +76,29 @@ def test_unparseable_steps_are_counted_and_long_plans_cut_at_ten():
         parse_plan("go to x", max_steps=0)
     with pytest.raises(ValueError, match=r"parser must be one of \['original', 'lenient'\], got 'loose'"):
         parse_plan("go to x", parser="loose")
+
+
+def test_once_a_plan_has_more_steps_than_are_read_more_text_changes_none_of_them(data_dir):
+    """``steps_read``, where llama.cpp rollouts stop generating: at every prefix of an answer where it holds,
+    the steps read (the first 10) are already the whole answer's. Checked on the paper's plans, our CPU run's
+    recorded answers (SmolLM2's rambling ones included) and long answers with the splitting's edge cases."""
+    recorded = Path(__file__).resolve().parents[3] / "benchmarks/methods/llm_personalize/results/cpu/llm_calls.jsonl"
+    answers = [*_recorded_plans(data_dir)]
+    answers += [json.loads(line)["response"] for line in recorded.read_text().splitlines()]
+    answers += [
+        "\n".join(f"step {i}: go to room {i}" for i in range(1, 15)),
+        "go to a step 2 :go to b" + "".join(f" step {i} : look at c {i}." for i in range(3, 14)),
+        "step1:go to a,step2:go to b" + "".join(f",step{i}:pick up d{i}" for i in range(3, 13)) + "\n\n\nmore",
+        "\n".join(["go to x"] * 9 + ["go to y step 1", "0: still ten", "and eleven", "twelve"]),
+    ]
+    stopped = 0
+    for answer in answers:
+        read = split_steps(answer)[:MAX_STEPS]
+        for end in range(len(answer) + 1):
+            if steps_read(answer[:end]):
+                assert split_steps(answer[:end])[:MAX_STEPS] == read, (answer, end)
+                stopped += end < len(answer)
+    assert stopped > 100  # the check met answers that go on past their read steps
 
 
 def test_the_lenient_parser_reads_numbered_and_inline_steps_that_the_original_skips():

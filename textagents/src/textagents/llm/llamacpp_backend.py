@@ -55,7 +55,10 @@ class LlamaCppBackend:
     computes no logits for prompt tokens and holds no context × vocabulary buffer), ``state_cache_mb`` (0: off;
     else llama-cpp-python's ``LlamaRAMCache`` of that size keeps the KV state after each completion, and a
     prompt starts from the kept state sharing its longest prefix: conversations that alternate, each growing
-    its own prompt, no longer evaluate their shared start again; the same numbers up to float rounding).
+    its own prompt, no longer evaluate their shared start again; the same numbers up to float rounding),
+    ``stop_when`` (None, or a test of the text generated so far, checked before each new token of a prompt it
+    completes itself, ``generate``'s or ``chat``'s with ``chat_prompt``: generation ends when it says so, the
+    answer being what was generated up to then).
 
     Sampling is ``Sampling``'s: temperature and top_p only (llama.cpp's default top_k 40 and min_p 0.05 are
     off), and the penalties count every token generated so far, as OpenAI's do (llama.cpp's window of
@@ -72,6 +75,7 @@ class LlamaCppBackend:
         chat_prompt: Callable[[Sequence[Message]], str | list[int]] | None = None,
         logits_all: bool = True,
         state_cache_mb: int = 0,
+        stop_when: Callable[[str], bool] | None = None,
     ):
         llama = _import_llama()
         path = gguf_file(model)
@@ -91,6 +95,7 @@ class LlamaCppBackend:
         self.model_name = model_name or known_name(model) or path.stem
         self.chat_prompt = chat_prompt
         self.logits_all = logits_all
+        self.stop_when = stop_when
         self.usage = TokenUsage()
 
     def _options(self, settings: Sampling, prompt_tokens: Callable[[], int]) -> dict[str, Any]:
@@ -132,10 +137,23 @@ class LlamaCppBackend:
     def _complete(self, prompt: str | list[int], settings: Sampling) -> str:
         start = time.perf_counter()
         options = self._options(settings, lambda: self._tokens(prompt))
+        if self.stop_when is not None:
+            options["stopping_criteria"] = self._stopping(self._tokens(prompt))
         response = self._fitting(self.llm.create_completion, prompt, **options)
         usage = response["usage"]
         self.usage.add(usage["prompt_tokens"], usage["completion_tokens"], seconds=time.perf_counter() - start)
         return response["choices"][0]["text"]
+
+    def _stopping(self, prompt_tokens: int) -> Any:
+        """llama-cpp-python's stopping criteria for ``stop_when`` on the tokens after the prompt's."""
+        from llama_cpp import StoppingCriteriaList
+
+        stop_when = self.stop_when
+
+        def stop(input_ids: np.ndarray, _logits: np.ndarray) -> bool:
+            return stop_when(self.llm.detokenize(list(input_ids[prompt_tokens:])).decode(errors="ignore"))
+
+        return StoppingCriteriaList([stop])
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
         settings = Sampling.of(**sampling)

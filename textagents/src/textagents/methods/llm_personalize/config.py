@@ -39,7 +39,9 @@ class LLMPersonalizeConfig(MethodConfig):
     (``transformers``), or with llama.cpp on a GGUF export (``rollout_gguf``: ``f16``, ``q8_0`` or ``f32``) of the
     current weights (``llamacpp``: local fine-tuning only; SayCan's scores stay on transformers), keeping up to
     ``rollout_state_cache_mb`` MB of KV states so that an episode's next prompt starts from its previous call's
-    state (0: off; the same numbers up to float rounding).
+    state (0: off; the same numbers up to float rounding) and, with ``rollout_stop_after_read_steps``, ending a
+    plan's generation once it has more than ``max_steps_per_plan`` steps (the steps read are then whole: the
+    same plans, fewer tokens; the answers recorded are cut there).
     ``served_weights`` (``served.py``): ``none`` (the planner is the run's model), ``lora_adapter`` (the server
     at ``base_url`` loads each round's LoRA adapter) or
     ``restart`` (the method runs ``serve_command`` with ``{model}`` and ``{port}`` replaced — on ``serve_port``,
@@ -75,6 +77,7 @@ class LLMPersonalizeConfig(MethodConfig):
     rollout_backend: str = "transformers"
     rollout_gguf: str = "f16"
     rollout_state_cache_mb: int = 2048
+    rollout_stop_after_read_steps: bool = True
     served_weights: str = "none"
     serve_command: tuple[str, ...] = ()
     serve_port: int = 0

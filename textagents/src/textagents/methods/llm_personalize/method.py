@@ -183,8 +183,10 @@ class LLMPersonalizeMethod(Method):
             record = llm.path if isinstance(llm, RecordingBackend) else None
             # the run's --threads (torch's), not llama.cpp's default of every core: runs side by side share them
             threads = torch.get_num_threads()
+            config = self.config
+            max_steps = config.max_steps_per_plan if config.rollout_stop_after_read_steps else None
             self._llamacpp = LlamaCppPlanner(
-                self.config.model, self.config.rollout_gguf, record, threads, self.config.rollout_state_cache_mb
+                config.model, config.rollout_gguf, record, threads, config.rollout_state_cache_mb, max_steps
             )
         return self._llamacpp
 

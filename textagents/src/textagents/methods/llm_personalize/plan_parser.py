@@ -77,6 +77,13 @@ def split_steps(answer: str, prefix: str = PROMPT_PREFIX) -> list[str]:
     return [piece for piece in pieces if piece]
 
 
+def steps_read(answer: str, max_steps: int = MAX_STEPS) -> bool:
+    """Whether a plan being generated already has more than ``max_steps`` steps (``split_steps``): its first
+    ``max_steps``, all a plan is read for, are then whole (each followed by a separator), so generating more
+    changes nothing that is read."""
+    return len(split_steps(answer)) > max_steps
+
+
 def parse_step(text: str, parser: str = "original") -> PlanStep:
     if text == MISSION_COMPLETE:
         return PlanStep(text, MISSION_COMPLETE)

@@ -12,12 +12,14 @@ the run's recording under the same model name, so a replay does not depend on th
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from textagents.llm.base import LLMBackend
 from textagents.llm.gguf_export import reference_gguf, write_gguf
 from textagents.llm.record import RecordingBackend
+from textagents.methods.llm_personalize.plan_parser import steps_read
 
 ROLLOUT_BACKENDS = ("transformers", "llamacpp")
 BASE_MODEL_DIR = Path("models") / "base"
@@ -34,7 +36,9 @@ class LlamaCppPlanner:
     """llama.cpp over the GGUF of the weights the run trains (``tuned``: a ``TransformersBackend``); the
     last one opened is kept open. ``base_model``: the run's ``model`` value, whose GGUF is the reference;
     ``record``: the run's recording, or None; ``threads``: llama.cpp's (None: its default); ``state_cache_mb``:
-    ``LlamaCppBackend``'s (an episode's next prompt starts from its previous call's state)."""
+    ``LlamaCppBackend``'s (an episode's next prompt starts from its previous call's state); ``max_steps``: a
+    plan's generation ends once it has more steps than the planner reads (``plan_parser.steps_read``; None:
+    it goes on to the stop string, the token limit or the end of the answer)."""
 
     def __init__(
         self,
@@ -43,12 +47,14 @@ class LlamaCppPlanner:
         record: Path | None,
         threads: int | None = None,
         state_cache_mb: int = 0,
+        max_steps: int | None = None,
     ):
         self.reference = reference_gguf(base_model) if base_model is not None else None
         self.outtype = outtype
         self.record = record
         self.threads = threads
         self.state_cache_mb = state_cache_mb
+        self.max_steps = max_steps
         self._open: tuple[Path, LLMBackend, Any] | None = None
 
     def export(self, tuned: Any, folder: Path) -> Path:
@@ -76,6 +82,7 @@ class LlamaCppPlanner:
             chat_prompt=lambda messages: tuned.encode(tuned.chat_prompt(messages)),
             logits_all=False,
             state_cache_mb=self.state_cache_mb,
+            stop_when=None if self.max_steps is None else partial(steps_read, max_steps=self.max_steps),
         )
         planner = llama if self.record is None else RecordingBackend(llama, self.record)
         self._open = (path, planner, llama)
