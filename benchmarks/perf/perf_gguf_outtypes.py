@@ -73,8 +73,12 @@ def main() -> None:
     prompts = [list(backend.encode(backend.chat_prompt(messages))) for messages in chosen]
     with torch.no_grad():
         expected = [backend.model(torch.tensor([tokens])).logits[0].numpy() for tokens in prompts]
-    result: dict = {"calls": str(args.calls), "model": args.model, "prompts": len(prompts)}
-    result["positions"] = sum(map(len, prompts))
+    result: dict = {
+        "calls": str(args.calls),
+        "model": args.model,
+        "prompts": len(prompts),
+        "positions": sum(map(len, prompts)),
+    }
     with tempfile.TemporaryDirectory() as folder:
         paths = {
             outtype: write_gguf(

@@ -179,6 +179,18 @@ def test_replaying_a_recorded_run_reproduces_its_metrics_exactly(tmp_path, tiny_
     assert answers(replayed) == answers(recorded)
 
 
+def _records(run):
+    """A run's metrics records, their times left out."""
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    return [{k: v for k, v in json.loads(line).items() if k != "time"} for line in lines]
+
+
+def _calls(run):
+    """A run's recorded LLM calls: (request key, response)."""
+    lines = (run / "llm_calls.jsonl").read_text().splitlines()
+    return [(record["key"], record["response"]) for record in map(json.loads, lines)]
+
+
 def test_a_run_resumed_with_more_iterations_continues_where_it_stopped_as_an_uninterrupted_run(tmp_path, tiny_models):
     llm = LLMChoice(model=str(tiny_models.causal))
     whole, extended = tmp_path / "whole", tmp_path / "extended"
@@ -189,16 +201,8 @@ def test_a_run_resumed_with_more_iterations_continues_where_it_stopped_as_an_uni
     imitation = (extended / "datasets" / "imitation_train.jsonl").stat().st_mtime_ns
     run_method("llm_personalize", SMOKE, extended, llm=llm, progress=False, resume=True)
 
-    def records(run):
-        lines = (run / "metrics.jsonl").read_text().splitlines()
-        return [{k: v for k, v in json.loads(line).items() if k != "time"} for line in lines]
-
-    def calls(run):
-        lines = (run / "llm_calls.jsonl").read_text().splitlines()
-        return [(record["key"], record["response"]) for record in map(json.loads, lines)]
-
-    assert records(extended) == records(whole)  # iteration 2 once, as without the stop
-    assert calls(extended) == calls(whole)  # iteration 1's evaluations were not played again
+    assert _records(extended) == _records(whole)  # iteration 2 once, as without the stop
+    assert _calls(extended) == _calls(whole)  # iteration 1's evaluations were not played again
     assert (extended / "datasets" / "imitation_train.jsonl").stat().st_mtime_ns == imitation
     assert json.loads((extended / "config.json").read_text())["config"]["iterations"] == 2
 
@@ -244,17 +248,9 @@ def test_a_run_stopped_in_the_middle_of_an_iteration_resumes_without_asking_or_t
     stop_at = None
     run_method("llm_personalize", SMOKE, stopped, llm=llm, progress=False, resume=True)
 
-    def records(run):
-        lines = (run / "metrics.jsonl").read_text().splitlines()
-        return [{k: v for k, v in json.loads(line).items() if k != "time"} for line in lines]
-
-    def calls(run):
-        lines = (run / "llm_calls.jsonl").read_text().splitlines()
-        return [(record["key"], record["response"]) for record in map(json.loads, lines)]
-
     assert len(batches) == 1  # only the round it stopped in: the rollouts and the rounds before came from the log
-    assert records(stopped) == records(whole)
-    assert calls(stopped) == calls(whole)
+    assert _records(stopped) == _records(whole)
+    assert _calls(stopped) == _calls(whole)
     assert (stopped / "models" / "iter_000002" / "trained.json").stat().st_mtime_ns == trained
 
 

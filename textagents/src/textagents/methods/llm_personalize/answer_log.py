@@ -41,7 +41,10 @@ class AnswerLog:
         if records and records[0].get("header") == self.header:
             for record in records[1:]:
                 self._answers[record["round"], record["episode"]] = (record["asked"], record["answer"])
-            if not self.path.read_bytes().endswith(b"\n"):  # cut by a kill: the next line starts on its own
+            with self.path.open("rb") as log:
+                log.seek(-1, os.SEEK_END)
+                cut = log.read(1) != b"\n"
+            if cut:  # by a kill: the next line starts on its own
                 append_lines(self.path, ["\n"])
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
