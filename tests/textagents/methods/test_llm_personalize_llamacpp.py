@@ -76,6 +76,41 @@ def test_rollouts_run_on_llama_cpp_and_the_exports_are_reused_on_resume(tmp_path
     assert [(r["kind"], r["iteration"]) for r in records] == [("train", 1), ("eval", 1), ("train", 2), ("eval", 2)]
 
 
+def test_plans_decoded_together_are_the_plans_decoded_one_at_a_time(tmp_path, monkeypatch):
+    """``rollout_parallel: 3``: the planner is ``ParallelLlamaCppBackend``, and on the float32 export every
+    recorded answer, hence every metric, equals the run's with one plan at a time."""
+    from textagents.llm.llamacpp_parallel import ParallelLlamaCppBackend
+
+    batches = []
+    complete_all = ParallelLlamaCppBackend._complete_all
+    monkeypatch.setattr(
+        ParallelLlamaCppBackend,
+        "_complete_all",
+        lambda self, prompts, settings: batches.append(len(prompts)) or complete_all(self, prompts, settings),
+    )
+    model = save_tiny_decoder(tmp_path / "tiny-llama", "llama")
+    runs = {}
+    for parallel in (1, 3):
+        config = _config(tmp_path, 1)
+        config.write_text(config.read_text() + f"rollout_parallel: {parallel}\n")
+        runs[parallel] = run = tmp_path / f"run{parallel}"
+        run_method("llm_personalize", config, run, llm=LLMChoice(model=str(model)), progress=False)
+        assert (max(batches) > 1) if parallel == 3 else not batches  # a round's plans asked together
+    answers = {
+        parallel: [json.loads(line)["response"] for line in (run / "llm_calls.jsonl").read_text().splitlines()]
+        for parallel, run in runs.items()
+    }
+    assert len(answers[1]) > 10 and answers[3] == answers[1]
+    metrics = {
+        parallel: [
+            {k: v for k, v in json.loads(line).items() if "seconds" not in k and "per_s" not in k and k != "time"}
+            for line in (run / "metrics.jsonl").read_text().splitlines()
+        ]
+        for parallel, run in runs.items()
+    }
+    assert metrics[3] == metrics[1]
+
+
 def _encode(model: Path, messages):
     """The transformers backend's prompt tokens for ``messages`` (its tokenizer and chat template)."""
     from transformers import AutoTokenizer
@@ -90,6 +125,7 @@ def test_bad_rollout_settings_are_refused(tmp_path):
         ("rollout_backend: vllm\n", r"rollout_backend must be one of \['transformers', 'llamacpp'\], got 'vllm'"),
         ("rollout_gguf: q4_0\n", r"rollout_gguf must be one of \['f16', 'q8_0', 'f32'\], got 'q4_0'"),
         ("rollout_backend: llamacpp\nfine_tuning: openai\n", "rollout_backend: llamacpp .* needs fine_tuning: local"),
+        ("rollout_parallel: 0\n", r"rollout_parallel must be >= 1 \(1: one plan at a time\), got 0"),
     ):
         path.write_text(text)
         with pytest.raises(ConfigError, match=message):

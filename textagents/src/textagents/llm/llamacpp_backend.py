@@ -98,6 +98,9 @@ class LlamaCppBackend:
         self.stop_when = stop_when
         self.usage = TokenUsage()
 
+    def close(self) -> None:
+        self.llm.close()
+
     def _options(self, settings: Sampling, prompt_tokens: Callable[[], int]) -> dict[str, Any]:
         """llama.cpp's names for the sampling settings (seed -1: a random seed), its other samplers off;
         ``max_tokens=None`` becomes what the context leaves after the prompt (``prompt_tokens()``, counted

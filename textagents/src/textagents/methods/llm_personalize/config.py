@@ -41,7 +41,9 @@ class LLMPersonalizeConfig(MethodConfig):
     ``rollout_state_cache_mb`` MB of KV states so that an episode's next prompt starts from its previous call's
     state (0: off; the same numbers up to float rounding) and, with ``rollout_stop_after_read_steps``, ending a
     plan's generation once it has more than ``max_steps_per_plan`` steps (the steps read are then whole: the
-    same plans, fewer tokens; the answers recorded are cut there).
+    same plans, fewer tokens; the answers recorded are cut there). ``rollout_parallel`` > 1 decodes that many
+    of a round's plans together (``llm.llamacpp_parallel``: the same sampling per plan, several times the new
+    tokens per CPU second; a round's answers are then logged when the round ends, not one by one).
     ``served_weights`` (``served.py``): ``none`` (the planner is the run's model), ``lora_adapter`` (the server
     at ``base_url`` loads each round's LoRA adapter) or
     ``restart`` (the method runs ``serve_command`` with ``{model}`` and ``{port}`` replaced — on ``serve_port``,
@@ -78,6 +80,7 @@ class LLMPersonalizeConfig(MethodConfig):
     rollout_gguf: str = "f16"
     rollout_state_cache_mb: int = 2048
     rollout_stop_after_read_steps: bool = True
+    rollout_parallel: int = 1
     served_weights: str = "none"
     serve_command: tuple[str, ...] = ()
     serve_port: int = 0
@@ -114,6 +117,8 @@ class LLMPersonalizeConfig(MethodConfig):
             "command_budget",
             "max_steps_per_plan",
         )
+        if self.rollout_parallel < 1:
+            raise ValueError(f"rollout_parallel must be >= 1 (1: one plan at a time), got {self.rollout_parallel}")
         if self.rollout_state_cache_mb < 0:
             raise ValueError(f"rollout_state_cache_mb must be >= 0 (0: off), got {self.rollout_state_cache_mb}")
         if self.micro_batch is not None and (self.micro_batch < 1 or self.batch_size % self.micro_batch):

@@ -186,7 +186,13 @@ class LLMPersonalizeMethod(Method):
             config = self.config
             max_steps = config.max_steps_per_plan if config.rollout_stop_after_read_steps else None
             self._llamacpp = LlamaCppPlanner(
-                config.model, config.rollout_gguf, record, threads, config.rollout_state_cache_mb, max_steps
+                config.model,
+                config.rollout_gguf,
+                record,
+                threads,
+                config.rollout_state_cache_mb,
+                max_steps,
+                parallel=config.rollout_parallel,
             )
         return self._llamacpp
 

@@ -38,7 +38,8 @@ class LlamaCppPlanner:
     ``record``: the run's recording, or None; ``threads``: llama.cpp's (None: its default); ``state_cache_mb``:
     ``LlamaCppBackend``'s (an episode's next prompt starts from its previous call's state); ``max_steps``: a
     plan's generation ends once it has more steps than the planner reads (``plan_parser.steps_read``; None:
-    it goes on to the stop string, the token limit or the end of the answer)."""
+    it goes on to the stop string, the token limit or the end of the answer); ``parallel``: plans decoded
+    together (``ParallelLlamaCppBackend``; 1: ``LlamaCppBackend``, one after another)."""
 
     def __init__(
         self,
@@ -48,6 +49,7 @@ class LlamaCppPlanner:
         threads: int | None = None,
         state_cache_mb: int = 0,
         max_steps: int | None = None,
+        parallel: int = 1,
     ):
         self.reference = reference_gguf(base_model) if base_model is not None else None
         self.outtype = outtype
@@ -55,6 +57,7 @@ class LlamaCppPlanner:
         self.threads = threads
         self.state_cache_mb = state_cache_mb
         self.max_steps = max_steps
+        self.parallel = parallel
         self._open: tuple[Path, LLMBackend, Any] | None = None
 
     def export(self, tuned: Any, folder: Path) -> Path:
@@ -67,6 +70,7 @@ class LlamaCppPlanner:
     def backend(self, tuned: Any, folder: Path) -> LLMBackend:
         """The planner over ``folder``'s GGUF, exported from ``tuned`` first when the file is missing."""
         from textagents.llm.llamacpp_backend import LlamaCppBackend
+        from textagents.llm.llamacpp_parallel import ParallelLlamaCppBackend
 
         path = gguf_in(folder, self.outtype)
         if self._open is not None and self._open[0] == path:
@@ -74,21 +78,24 @@ class LlamaCppPlanner:
         if not path.is_file():
             self.export(tuned, folder)
         self.close()
-        llama = LlamaCppBackend(
-            path,
-            n_ctx=N_CTX,
-            n_threads=self.threads,
-            model_name=tuned.model_name,
-            chat_prompt=lambda messages: tuned.encode(tuned.chat_prompt(messages)),
-            logits_all=False,
-            state_cache_mb=self.state_cache_mb,
-            stop_when=None if self.max_steps is None else partial(steps_read, max_steps=self.max_steps),
-        )
+        options: dict[str, Any] = {
+            "n_ctx": N_CTX,
+            "n_threads": self.threads,
+            "model_name": tuned.model_name,
+            "chat_prompt": lambda messages: tuned.encode(tuned.chat_prompt(messages)),
+            "logits_all": False,
+            "state_cache_mb": self.state_cache_mb,
+            "stop_when": None if self.max_steps is None else partial(steps_read, max_steps=self.max_steps),
+        }
+        if self.parallel == 1:
+            llama = LlamaCppBackend(path, **options)
+        else:
+            llama = ParallelLlamaCppBackend(path, parallel=self.parallel, **options)
         planner = llama if self.record is None else RecordingBackend(llama, self.record)
         self._open = (path, planner, llama)
         return planner
 
     def close(self) -> None:
         if self._open is not None:
-            self._open[2].llm.close()
+            self._open[2].close()
             self._open = None
