@@ -5,10 +5,18 @@ one round, with the paper's sampling (temperature 1, top-p 0.9, penalties 0.2, o
 planner asks), plans cut after 10 steps, one thread. The arms alternate, ``--repeats`` times each, in one
 process. Reports the CPU seconds, the new tokens and how many answers equal the one-after-another arm's.
 
-Run: ``python benchmarks/perf/perf_llamacpp_parallel.py benchmarks/methods/llm_personalize/results/cpu/llm_calls.jsonl
---model qwen2.5-coder-0.5b-instruct --gguf MODEL.gguf`` (the model's name gives the chat template; ``--gguf``
-the weights llama.cpp runs, e.g. a run's ``models/base/model-q8_0.gguf``; needs llama-cpp-python). Writes
-``benchmarks/results/perf_llamacpp_parallel.json``.
+Run, on the first round of a Qwen run (its zero-shot evaluation's first 30 calls,
+``perf_llamacpp_parallel_calls.jsonl``: ~330-token prompts, plans of ~100 tokens) and on every 9th call of
+SmolLM2's ``results/cpu`` run (longer prompts, to which Qwen answers in a few tokens)::
+
+    python benchmarks/perf/perf_llamacpp_parallel.py benchmarks/results/perf_llamacpp_parallel_calls.jsonl \
+        --every 1 --gguf MODEL.gguf --parallel 8 40 --result perf_llamacpp_parallel_round0
+    python benchmarks/perf/perf_llamacpp_parallel.py benchmarks/methods/llm_personalize/results/cpu/llm_calls.jsonl \
+        --every 9 --gguf MODEL.gguf --parallel 8 40 --result perf_llamacpp_parallel_long_prompts
+
+(``--model``, default Qwen2.5-Coder-0.5B-Instruct, gives the chat template; ``--gguf`` the weights llama.cpp runs,
+e.g. a run's ``models/base/model-q8_0.gguf``; needs llama-cpp-python.) Writes
+``benchmarks/results/RESULT.json``.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, nargs="+", default=[4, 8, 16])
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--result", default="perf_llamacpp_parallel", help="the result's name")
     args = parser.parse_args()
     from transformers import AutoTokenizer
 
@@ -87,7 +96,7 @@ def main() -> None:
             str(arm): sum(a == b for a, b in zip(lone, runs[arm][0]["answers"], strict=True)) for arm in args.parallel
         },
     }
-    print(write_result("perf_llamacpp_parallel", result).read_text())
+    print(write_result(args.result, result).read_text())
 
 
 if __name__ == "__main__":
