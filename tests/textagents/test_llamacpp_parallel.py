@@ -145,3 +145,27 @@ def test_bad_arguments_are_refused(model):
             parallel.generate(["go to " * 200], max_tokens=4)
     finally:
         parallel.close()
+
+
+def test_a_call_that_fails_midway_leaves_the_next_call_clean(model):
+    """``stop_when`` raising in the middle of a batch: the error comes through, and the next call generates
+    exactly the lone backend's answers and tokens (no slot goes on with the failed call's requests)."""
+    _, path = model
+    calls = []
+
+    def fails_once(text):
+        calls.append(text)
+        if len(calls) == 5:
+            raise RuntimeError("the test's stop_when fails")
+        return False
+
+    lone, parallel = _lone(path), _parallel(path, stop_when=fails_once)
+    try:
+        with pytest.raises(RuntimeError, match="the test's stop_when fails"):
+            parallel.generate(PROMPTS, max_tokens=8, **SAMPLED)
+        others, spent = PROMPTS[::-1][:4], parallel.usage.completion_tokens
+        assert parallel.generate(others, max_tokens=12, **SAMPLED) == lone.generate(others, max_tokens=12, **SAMPLED)
+        assert parallel.usage.completion_tokens - spent == lone.usage.completion_tokens  # no failed call's tokens
+    finally:
+        lone.close()
+        parallel.close()

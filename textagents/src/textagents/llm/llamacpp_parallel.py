@@ -1,7 +1,8 @@
 """llama.cpp decoding several prompts together (``ParallelLlamaCppBackend``): one model pass advances every
-sequence of a batch by a token, so a CPU reads the weights once for them all. A new token costs one core about
-five times a prompt token (Qwen2.5-Coder-0.5B, Q8_0: ~40 ms against ~8 ms, ``perf_gguf_outtypes.json``); this
-is the difference it takes back.
+sequence of a batch by a token, so a CPU reads the weights once for them all. A new token alone costs one core
+about five times a prompt token (Qwen2.5-Coder-0.5B, Q8_0: ~40 ms against ~8 ms, ``perf_gguf_outtypes.json``);
+in a pass of 40 sequences ~19 ms. Measured on a Qwen run's first round: 1.74x less CPU per planning call
+(``docs/methods/llm_personalize.md``); nothing gained or lost where long prompts are the cost.
 
 Each prompt is sampled as ``LlamaCppBackend`` samples it alone: the same sampler chain (llama-cpp-python
 0.3's ``Llama._init_sampler``: penalties over the generated tokens, top-k off, typical 1, top-p, min-p off,
@@ -103,17 +104,21 @@ class ParallelLlamaCppBackend(LlamaCppBackend):
                 )
         answers: list[str | None] = [None] * len(tokens)
         waiting = list(range(len(tokens)))
-        while waiting or any(s.request is not None for s in self._slots):
-            for request in list(waiting):
-                free = [s for s in self._slots if s.request is None]
-                if not free:
-                    break
-                if self._worth_waiting(tokens[request]):
-                    continue
-                waiting.remove(request)
-                self._start(free, request, tokens, settings)
-            for slot, index in self._decode():
-                self._advance(slot, index, answers)
+        try:
+            while waiting or any(s.request is not None for s in self._slots):
+                for request in list(waiting):
+                    free = [s for s in self._slots if s.request is None]
+                    if not free:
+                        break
+                    if self._worth_waiting(tokens[request]):
+                        continue
+                    waiting.remove(request)
+                    self._start(free, request, tokens, settings)
+                for slot, index in self._decode():
+                    self._advance(slot, index, answers)
+        except BaseException:
+            self._abandon()
+            raise
         self.usage.add(sum(len(t) for t in tokens), 0, requests=len(tokens), seconds=time.perf_counter() - start)
         return [answer or "" for answer in answers]
 
@@ -244,6 +249,16 @@ class ParallelLlamaCppBackend(LlamaCppBackend):
         self.usage.add(0, len(slot.completion), requests=0)
         self._c.llama_sampler_free(slot.sampler)
         slot.request, slot.sampler = None, None
+
+    def _abandon(self) -> None:
+        """After a call that failed midway: the slots it left busy are emptied, their caches with them, so the
+        next call starts clean."""
+        memory = self._c.llama_get_memory(self._ctx)
+        for slot in self._slots:
+            if slot.request is not None:
+                self._c.llama_sampler_free(slot.sampler)
+                self._c.llama_memory_seq_rm(memory, slot.seq_id, -1, -1)
+                slot.request, slot.sampler, slot.cached, slot.pending = None, None, [], []
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
