@@ -1,7 +1,7 @@
 """llama.cpp decoding several prompts together (``ParallelLlamaCppBackend``): one model pass advances every
 sequence of a batch by a token, so a CPU reads the weights once for them all. A new token alone costs one core
 about five times a prompt token (Qwen2.5-Coder-0.5B, Q8_0: ~40 ms against ~8 ms, ``perf_gguf_outtypes.json``);
-in a pass of 40 sequences ~19 ms. Measured on a Qwen run's first round: 1.74x less CPU per planning call
+in a pass of 16 sequences ~19 ms (profiled). Measured on a Qwen run's first round: 1.74x less CPU per planning call
 (``docs/methods/llm_personalize.md``); nothing gained or lost where long prompts are the cost.
 
 Each prompt is sampled as ``LlamaCppBackend`` samples it alone: the same sampler chain (llama-cpp-python
