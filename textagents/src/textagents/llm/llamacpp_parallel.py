@@ -40,6 +40,7 @@ class _Slot:
     sampler: Any = None
     stop: list[bytes] = field(default_factory=list)
     multibyte_fix: int = 0
+    text: bytes = b""  # the completion's text so far
 
 
 class ParallelLlamaCppBackend(LlamaCppBackend):
@@ -153,7 +154,7 @@ class ParallelLlamaCppBackend(LlamaCppBackend):
             limit = self.llm.n_ctx() - len(prompt)
         slot.cached, slot.pending = prompt[:keep], prompt[keep:]
         slot.request, slot.completion, slot.limit = request, [], limit
-        slot.multibyte_fix = 0
+        slot.multibyte_fix, slot.text = 0, b""
         slot.sampler = self._sampler(settings)
         slot.stop = [s.encode("utf-8") for s in settings.stop]
 
@@ -224,12 +225,12 @@ class ParallelLlamaCppBackend(LlamaCppBackend):
         ``Llama.create_completion`` would (``llama.py`` 0.3.16, ``_create_completion``'s loop)."""
         c = self._c
         token = c.llama_sampler_sample(slot.sampler, self._ctx, index)
-        if self.stop_when is not None and self.stop_when(self._text(slot.completion).decode(errors="ignore")):
-            return self._finish(slot, self._text(slot.completion), answers)
+        if self.stop_when is not None and self.stop_when(slot.text.decode(errors="ignore")):
+            return self._finish(slot, slot.text, answers)
         if c.llama_token_is_eog(self._vocab, token):
-            return self._finish(slot, self._text(slot.completion), answers)
+            return self._finish(slot, slot.text, answers)
         slot.completion.append(token)
-        text = self._text(slot.completion)
+        text = slot.text = self.llm.detokenize(slot.completion)
         slot.multibyte_fix = _multibyte_fix(text, slot.multibyte_fix)
         if slot.multibyte_fix > 0:  # an unfinished UTF-8 character: neither stop strings nor the limit checked
             slot.multibyte_fix -= 1
@@ -240,9 +241,6 @@ class ParallelLlamaCppBackend(LlamaCppBackend):
         if len(slot.completion) >= slot.limit:
             return self._finish(slot, text, answers)
         return None
-
-    def _text(self, completion: list[int]) -> bytes:
-        return self.llm.detokenize(completion)
 
     def _finish(self, slot: _Slot, text: bytes, answers: list[str | None]) -> None:
         answers[slot.request] = text.decode("utf-8", errors="ignore")
