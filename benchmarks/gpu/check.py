@@ -226,15 +226,21 @@ def glam(
     }
 
 
-def ellm(device: str, budget_s: float, quick: bool, max_steps: int, cuda_graphs: bool = False) -> dict[str, Any]:
+def ellm(
+    device: str, budget_s: float, quick: bool, max_steps: int, cuda_graphs: bool = False, replay_on_device: bool = False
+) -> dict[str, Any]:
     """ELLM's DQN (dueling, double, 3-step) at the paper's sizes on synthetic 84x84x4 frames and 384-d caption
-    embeddings: acting and an update every 4 frames, batch 64; ``cuda_graphs`` as the option."""
+    embeddings: acting and an update every 4 frames, batch 64; ``cuda_graphs`` and ``replay_on_device`` as the
+    options."""
     from textagents.methods.core.allocator import keep_freed_memory
     from textagents.methods.ellm.dqn import DQNAgent, DQNSettings
 
     keep_freed_memory()  # as EllmMethod does: without it each batch drawn from the replay faults its pages in anew
     shape, hidden, text = ((36, 36, 1), 32, 16) if quick else ((84, 84, 4), 512, 384)
-    settings = DQNSettings(buffer_size=20_000, learning_starts=256, epsilon_frames=10**9, cuda_graphs=cuda_graphs)
+    settings = DQNSettings(
+        buffer_size=20_000, learning_starts=256, epsilon_frames=10**9, cuda_graphs=cuda_graphs,
+        replay_on_device=replay_on_device,
+    )  # fmt: skip
     agent = DQNAgent(text, 17, settings, frame_shape=shape, hidden=hidden, device=resolve_device(device))
     rng = np.random.default_rng(0)
     frames = rng.integers(0, 255, (256, *shape), dtype=np.uint8)
@@ -374,6 +380,7 @@ PARTS = {
     "glam_batch_64_whole": functools.partial(glam, micro_batch=64, forward_batch=64, pass_tokens=64 * 512),
     "ellm": ellm,
     "ellm_cuda_graphs": functools.partial(ellm, cuda_graphs=True),
+    "ellm_replay_on_device": functools.partial(ellm, cuda_graphs=True, replay_on_device=True),
     "bk": bk,
     "bk_subproc": functools.partial(bk, vec_env="subproc"),
     "bk_subproc_32": functools.partial(bk, vec_env="subproc", envs=32),

@@ -1,6 +1,8 @@
-"""ELLM's DQN with ``cuda_graphs``: the captured update and greedy acting give what the plain code gives (the
-same actions, losses and weights over a run with target syncs and a restore from a checkpoint). On the CPU the
-option changes nothing; the CUDA comparison runs where there is a GPU (``benchmarks/gpu/check.sh`` runs it)."""
+"""ELLM's DQN with its speed options, ``cuda_graphs`` (the captured update and greedy acting) and
+``replay_on_device`` (the batch gathered on the device, inside the captured update with both): each gives what
+the plain code gives (the same actions, losses and weights over a run with target syncs and a restore from a
+checkpoint). On the CPU they change nothing; the CUDA comparisons run where there is a GPU
+(``benchmarks/gpu/check.sh`` runs them)."""
 
 from __future__ import annotations
 
@@ -14,15 +16,19 @@ from textagents.methods.ellm.dqn import DQNAgent, DQNSettings
 SHAPE, TEXT, ACTIONS = (36, 36, 2), 6, 5
 
 
-def _settings(cuda_graphs: bool) -> DQNSettings:
-    return DQNSettings(
+OPTIONS = {
+    "cuda_graphs": {"cuda_graphs": True},
+    "replay_on_device": {"replay_on_device": True},
+    "both": {"cuda_graphs": True, "replay_on_device": True},
+}
+
+
+def _agent(device: str, **options: bool) -> DQNAgent:
+    settings = DQNSettings(
         batch_size=8, buffer_size=256, learning_starts=16, train_every=2, target_update_every=20,
-        epsilon_frames=100, cuda_graphs=cuda_graphs,
+        epsilon_frames=100, **options,
     )  # fmt: skip
-
-
-def _agent(cuda_graphs: bool, device: str) -> DQNAgent:
-    return DQNAgent(TEXT, ACTIONS, _settings(cuda_graphs), seed=3, frame_shape=SHAPE, hidden=16, device=device)
+    return DQNAgent(TEXT, ACTIONS, settings, seed=3, frame_shape=SHAPE, hidden=16, device=device)
 
 
 def _play(agent: DQNAgent, frames: int, start: int = 0) -> list[int]:
@@ -39,36 +45,47 @@ def _play(agent: DQNAgent, frames: int, start: int = 0) -> list[int]:
     return actions
 
 
-def _restored(agent: DQNAgent, cuda_graphs: bool, device: str) -> DQNAgent:
+def _restored(agent: DQNAgent, device: str, **options: bool) -> DQNAgent:
     """A new agent from ``agent``'s networks and Adam state, as a checkpoint restores one (replay and RNG too)."""
-    copy = _agent(cuda_graphs, device)
+    copy = _agent(device, **options)
     copy.load_tensors(agent.tensors())
     copy.load_optimizer(optimizer_tensors(agent.optimizer, prefix="adam."), prefix="adam.")
     copy.replay, copy.rng, copy.frames = agent.replay, agent.rng, agent.frames
     return copy
 
 
-def _compare(device: str, atol: float) -> None:
-    plain, graphed = _agent(False, device), _agent(True, device)
-    assert _play(plain, 120) == _play(graphed, 120)
-    np.testing.assert_allclose(graphed.losses, plain.losses, rtol=1e-4, atol=atol)
+def _compare(device: str, atol: float, **options: bool) -> None:
+    plain, fast = _agent(device), _agent(device, **options)
+    assert _play(plain, 120) == _play(fast, 120)
+    np.testing.assert_allclose(fast.losses, plain.losses, rtol=1e-4, atol=atol)
     assert len(plain.losses) == (120 - 16) // 2 + 1
-    plain, graphed = _restored(plain, False, device), _restored(graphed, True, device)
-    assert _play(plain, 60, start=120) == _play(graphed, 60, start=120)
-    np.testing.assert_allclose(graphed.losses[-30:], plain.losses[-30:], rtol=1e-4, atol=atol)
+    plain, fast = _restored(plain, device), _restored(fast, device, **options)
+    assert _play(plain, 60, start=120) == _play(fast, 60, start=120)
+    np.testing.assert_allclose(fast.losses[-30:], plain.losses[-30:], rtol=1e-4, atol=atol)
     for name, value in plain.tensors().items():
-        torch.testing.assert_close(graphed.tensors()[name], value, rtol=1e-4, atol=atol, msg=name)
+        torch.testing.assert_close(fast.tensors()[name], value, rtol=1e-4, atol=atol, msg=name)
 
 
-def test_on_the_cpu_the_option_changes_nothing():
-    _compare("cpu", atol=0.0)
+@pytest.mark.parametrize("options", OPTIONS)
+def test_on_the_cpu_the_options_change_nothing(options):
+    _compare("cpu", atol=0.0, **OPTIONS[options])
+
+
+def test_the_replay_on_the_device_keeps_frames_and_texts_in_tensors_there():
+    replay = _agent("cpu", replay_on_device=True).replay
+    assert isinstance(replay.frames, torch.Tensor) and replay.storage == torch.device("cpu")
+    assert isinstance(_agent("cpu").replay.frames, np.ndarray)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_on_cuda_the_captured_update_and_acting_match_the_plain_ones():
+@pytest.mark.parametrize("options", OPTIONS)
+def test_on_cuda_the_options_match_the_plain_code(options):
     torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
     torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
-    agent = _agent(True, "cuda")
+    agent = _agent("cuda", **OPTIONS[options])
     _play(agent, 40)
-    assert agent._update.graph is not None and agent._greedy.graph is not None  # captured and replayed
-    _compare("cuda", atol=1e-5)
+    if agent.settings.cuda_graphs:
+        assert agent._update.graph is not None and agent._greedy.graph is not None  # captured and replayed
+    if agent.settings.replay_on_device:
+        assert agent.replay.frames.device.type == "cuda"
+    _compare("cuda", atol=1e-5, **OPTIONS[options])

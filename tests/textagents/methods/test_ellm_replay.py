@@ -1,7 +1,8 @@
 """ELLM's replay as the original's (golden ``ellm_replay.json``, from its ``ReplayBuffer`` run unchanged on a
 scripted stream): each (episode, start) pair's clipped n-step return, discount, action and next observation;
 the draw, a finished episode uniformly and then a start among its first ``len - n + 1`` steps (a chi-square
-test over many draws, our RNG not being the original's); whole episodes evicted, oldest first."""
+test over many draws, our RNG not being the original's); whole episodes evicted, oldest first. The replay with
+its frames and texts in tensors (``storage``, as ``replay_on_device`` keeps them) draws the same batches."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from textagents.methods.ellm.dqn import NStepReplay
 
@@ -19,11 +21,13 @@ RUN = GOLDEN["run"]
 CHI2_17_999 = 40.79
 
 
-def _stream(size: int, sampling: str = "episode", clip_reward: bool = True, running: int = 0) -> NStepReplay:
+def _stream(
+    size: int, sampling: str = "episode", clip_reward: bool = True, running: int = 0, storage: str | None = None
+) -> NStepReplay:
     """The golden stream into our replay: frame ``20 * episode + step``, action ``(step + 1) % 5`` as the
     original's storage got them, the last step of each episode terminal; then ``running`` steps of an episode
     that has not ended."""
-    replay = NStepReplay(size, text_size=1, frame_shape=(1,), sampling=sampling, clip_reward=clip_reward)
+    replay = NStepReplay(size, 1, (1,), sampling=sampling, clip_reward=clip_reward, storage=storage)
     for episode, rewards in enumerate([*RUN["episodes"], [0.0] * running]):
         for step, reward in enumerate(rewards):
             ends = episode < len(RUN["episodes"]) and step == len(rewards) - 1
@@ -36,7 +40,7 @@ def _pairs(replay: NStepReplay, draws: int, seed: int) -> dict[tuple[int, int], 
     rng = np.random.default_rng(seed)
     counts: dict[tuple[int, int], int] = {}
     for _ in range(draws // 64):
-        batch = replay.sample(64, RUN["nstep"], RUN["discount"], rng)
+        batch = replay.batch(replay.sample(64, RUN["nstep"], RUN["discount"], rng))
         for frame in batch["frames"].flatten().tolist():
             pair = divmod(frame, 20)
             counts[pair] = counts.get(pair, 0) + 1
@@ -58,12 +62,13 @@ def _chi_square(counts: dict[tuple[int, int], int], expected: dict[tuple[int, in
     return sum((counts.get(pair, 0) - total * p) ** 2 / (total * p) for pair, p in expected.items())
 
 
-def test_each_samples_return_discount_and_next_observation_are_the_originals():
-    replay = _stream(size=100)
+@pytest.mark.parametrize("storage", [None, "cpu"])
+def test_each_samples_return_discount_and_next_observation_are_the_originals(storage):
+    replay = _stream(size=100, storage=storage)
     starts = np.cumsum([0] + [len(r) for r in RUN["episodes"]])
     samples = GOLDEN["samples"]
     indices = np.array([starts[c["episode"]] + c["start"] for c in samples])
-    batch = replay.gather(indices, RUN["nstep"], RUN["discount"])
+    batch = replay.batch(replay.gather(indices, RUN["nstep"], RUN["discount"]))
     assert (batch["frames"].flatten().numpy() == [20 * c["episode"] + c["start"] for c in samples]).all()
     assert batch["actions"].tolist() == [c["action"] for c in samples]
     # the original sums in float16 (its reward spec): equal to its rounding
@@ -93,6 +98,23 @@ def test_ours_draws_as_the_original_and_never_from_the_running_episode():
     counts = _pairs(_stream(size=100, running=6), draws=RUN["draws"], seed=RUN["seed"])
     assert counts.keys() == expected.keys()  # no start in an episode's last n - 1 steps, none in the running one
     assert _chi_square(counts, expected) < CHI2_17_999
+
+
+def test_a_replay_kept_in_tensors_draws_the_same_batches():
+    host, tensors = _stream(size=16, running=3), _stream(size=16, running=3, storage="cpu")  # the ring wrapped
+    for seed in range(5):
+        drawn = tensors.sample(8, RUN["nstep"], RUN["discount"], np.random.default_rng(seed))
+        assert "frames" not in drawn  # where the samples are, not their frames
+        expected = host.sample(8, RUN["nstep"], RUN["discount"], np.random.default_rng(seed))
+        batch = tensors.batch(drawn)
+        for name, value in expected.items():
+            torch.testing.assert_close(batch[name], value, rtol=0, atol=0, msg=name)
+
+
+def test_a_replay_that_does_not_fit_on_the_gpu_is_refused_before_it_is_allocated(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (2**30, 2**31))
+    with pytest.raises(ValueError, match=r"replay_on_device: .* needs 2.2 GiB on cuda, which has 1.0 GiB free"):
+        NStepReplay(40_000, 384, (84, 84, 4), storage="cuda")
 
 
 def test_transition_sampling_is_the_option_that_draws_every_transition():

@@ -498,7 +498,12 @@ OURS: dict[str, dict[str, str]] = {
         "drrn_updates": "the DRRN baseline is ours",
         "replay_capacity": "the DRRN baseline is ours",
     },
-    "ellm/paper.yaml": {**RUN_KEEPING, **SERVED, "cuda_graphs": "speed only on CUDA: the same updates"},
+    "ellm/paper.yaml": {
+        **RUN_KEEPING,
+        **SERVED,
+        "cuda_graphs": "speed only on CUDA: the same updates",
+        "replay_on_device": "where the replay's frames are kept: the same batches",
+    },
     "bk/paper.yaml": BK_OURS,
     "bk/paper_crafter.yaml": {
         **BK_OURS,

@@ -54,6 +54,8 @@ class EllmConfig(MethodConfig):
     in each (``ReplaySampling``); ``transition`` (ours) draws transitions uniformly. ``clip_reward``, as the
     original's ``config.yaml``: each step's reward clipped to [-1, 1] inside the n-step return.
     ``cuda_graphs`` (ours, off by default): on CUDA the DQN's update and greedy acting replay CUDA graphs.
+    ``replay_on_device`` (ours, off by default): the replay's frames and texts kept on ``device`` and each
+    update's batch gathered there (the same batches; GPU memory for ``buffer_size`` transitions).
     DQN: the original's ``config.yaml`` (``learning_rate``, ``n_steps``, ..., ``frame_size`` 84,
     ``greyscale``, ``frame_stack`` 4, heads of ``head_layers`` hidden layers of ``hidden`` units).
     Evaluation: ``eval_episodes`` episodes at ``eval_epsilon``, counting achievements."""
@@ -77,6 +79,7 @@ class EllmConfig(MethodConfig):
     replay_sampling: str = "episode"
     clip_reward: bool = True
     cuda_graphs: bool = False
+    replay_on_device: bool = False
     frames_per_iteration: int = 10_000
     learning_rate: float = 6.25e-5
     gamma: float = 0.99

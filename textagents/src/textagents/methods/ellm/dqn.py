@@ -32,7 +32,10 @@ class DQNSettings:
     clipping (``max_grad_norm=None``), episodes drawn from the replay before a start in each
     (``replay_sampling``) and rewards clipped to [-1, 1] (``clip_reward``). ``cuda_graphs`` (ours, off by
     default): on CUDA, the update and greedy acting replay captured CUDA graphs (``CapturedStep``): the same
-    arithmetic without Python's per-kernel launch cost; nothing changes on the CPU."""
+    arithmetic without Python's per-kernel launch cost; nothing changes on the CPU. ``replay_on_device`` (ours,
+    off by default): the replay keeps its frames and texts on the agent's device, and an update gathers its
+    batch there (inside the captured graph with ``cuda_graphs``): the same batches without copying them from
+    host memory each update."""
 
     learning_rate: float = 6.25e-5
     gamma: float = 0.99
@@ -51,6 +54,7 @@ class DQNSettings:
     replay_sampling: ReplaySampling = "episode"
     clip_reward: bool = True
     cuda_graphs: bool = False
+    replay_on_device: bool = False
 
 
 def _head(features: int, hidden: int, layers: int, out: int) -> nn.Sequential:
@@ -156,7 +160,11 @@ class NStepReplay:
     An episode leaves the draw whole as soon as the ring overwrites its first transition, so the held episodes
     are the newest ones that fit, as the original's, which evicts whole episodes, oldest first, to keep its
     transitions within its size (replay_buffer.py:143-151); here the running episode takes its share of the
-    ring. ``transition``: a transition uniformly, the running episode's included."""
+    ring. ``transition``: a transition uniformly, the running episode's included.
+
+    ``storage``: where the frames and texts are kept: numpy arrays in host memory (``None``), or tensors on that
+    device; then a draw holds only where its samples are (``indices``, ``last``) and ``batch`` gathers them
+    there. The rest (actions, rewards, episode ends) stays in host memory either way."""
 
     def __init__(
         self,
@@ -165,15 +173,25 @@ class NStepReplay:
         frame_shape: tuple[int, ...] = (64, 64, 3),
         sampling: ReplaySampling = "episode",
         clip_reward: bool = True,
+        storage: torch.device | str | None = None,
     ):
         if sampling not in REPLAY_SAMPLINGS:
             raise ValueError(f"sampling must be one of {list(REPLAY_SAMPLINGS)}, got {sampling!r}")
         self.size, self.count, self.position = size, 0, 0
         self.sampling, self.clip_reward = sampling, clip_reward
-        self.frames = np.zeros((size, *frame_shape), np.uint8)
-        self.next_frames = np.zeros((size, *frame_shape), np.uint8)
-        self.texts = np.zeros((size, text_size), np.float16)
-        self.next_texts = np.zeros((size, text_size), np.float16)
+        if storage is None:
+            self.frames = np.zeros((size, *frame_shape), np.uint8)
+            self.next_frames = np.zeros((size, *frame_shape), np.uint8)
+            self.texts = np.zeros((size, text_size), np.float16)
+            self.next_texts = np.zeros((size, text_size), np.float16)
+        else:
+            storage = torch.device(storage)
+            _check_fits(storage, 2 * size * (int(np.prod(frame_shape)) + 2 * text_size))
+            self.frames = torch.zeros((size, *frame_shape), dtype=torch.uint8, device=storage)
+            self.next_frames = torch.zeros((size, *frame_shape), dtype=torch.uint8, device=storage)
+            self.texts = torch.zeros((size, text_size), dtype=torch.float16, device=storage)
+            self.next_texts = torch.zeros((size, text_size), dtype=torch.float16, device=storage)
+        self.storage = storage
         self.actions = np.zeros(size, np.int64)
         self.rewards = np.zeros(size, np.float32)
         self.ends = np.zeros(size, bool)  # the episode ended after this transition
@@ -185,8 +203,13 @@ class NStepReplay:
 
     def add(self, frame, text, action, reward, next_frame, next_text, terminated: bool, truncated: bool) -> None:
         i = self.position
-        self.frames[i], self.texts[i], self.actions[i], self.rewards[i] = frame, text, action, reward
-        self.next_frames[i], self.next_texts[i] = next_frame, next_text
+        if self.storage is None:
+            self.frames[i], self.texts[i], self.next_frames[i], self.next_texts[i] = frame, text, next_frame, next_text
+        else:
+            stored = (self.frames, self.texts, self.next_frames, self.next_texts)
+            for tensor, value in zip(stored, (frame, text, next_frame, next_text), strict=True):
+                tensor[i].copy_(torch.as_tensor(np.asarray(value)))
+        self.actions[i], self.rewards[i] = action, reward
         self.ends[i], self.terminals[i] = terminated or truncated, terminated
         self.position = (i + 1) % self.size
         self.count = min(self.count + 1, self.size)
@@ -226,7 +249,30 @@ class NStepReplay:
         self, indices: np.ndarray, n: int, gamma: float, device: torch.device | str = "cpu"
     ) -> dict[str, torch.Tensor]:
         """The n-step samples starting at ``indices``, on ``device``: the sum stops at the episode's end or at
-        the newest transition (bootstrapping from there with the discount reached)."""
+        the newest transition (bootstrapping from there with the discount reached). With ``storage``, where
+        they are (``indices``; ``last``, the transition whose next frame and text they bootstrap from) in
+        place of their frames and texts, on the storage's device (``batch`` gathers them)."""
+        last, returns, discounts = self._n_step(indices, n, gamma)
+        arrays = {"actions": self.actions[indices], "returns": returns, "discounts": discounts}
+        if self.storage is not None:
+            arrays.update(indices=indices, last=last)
+            return {name: torch.as_tensor(array, device=self.storage) for name, array in arrays.items()}
+        arrays.update(frames=self.frames[indices], texts=self.texts[indices])
+        arrays.update(next_frames=self.next_frames[last], next_texts=self.next_texts[last])
+        return {name: torch.as_tensor(array, device=device) for name, array in arrays.items()}
+
+    def batch(self, drawn: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """``drawn`` with its frames and texts: gathered from the storage's tensors where it holds only their
+        places, as it is where it holds them."""
+        if "frames" in drawn:
+            return drawn
+        indices, last = drawn["indices"], drawn["last"]
+        gathered = {"frames": self.frames[indices], "texts": self.texts[indices]}
+        return {**drawn, **gathered, "next_frames": self.next_frames[last], "next_texts": self.next_texts[last]}
+
+    def _n_step(self, indices: np.ndarray, n: int, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For samples starting at ``indices``: the transition each bootstraps from, its return and the
+        discount of the bootstrap (zero after a termination)."""
         newest = (self.position - 1) % self.size
         batch = len(indices)
         returns = np.zeros(batch, np.float32)
@@ -241,17 +287,20 @@ class NStepReplay:
             discounts = np.where(valid, discounts * gamma, discounts)
             last = np.where(valid, step, last)
             alive = valid & ~self.ends[step] & (step != newest)
-        bootstrap = ~self.terminals[last]
-        arrays = {
-            "frames": self.frames[indices],
-            "texts": self.texts[indices],
-            "actions": self.actions[indices],
-            "returns": returns,
-            "discounts": discounts * bootstrap,
-            "next_frames": self.next_frames[last],
-            "next_texts": self.next_texts[last],
-        }
-        return {name: torch.as_tensor(array, device=device) for name, array in arrays.items()}
+        return last, returns, discounts * ~self.terminals[last]
+
+
+def _check_fits(device: torch.device, size: int) -> None:
+    """A one-line error where ``size`` bytes exceed ``device``'s free memory (CUDA; other devices are not
+    checked)."""
+    if device.type != "cuda":
+        return
+    free = torch.cuda.mem_get_info(device)[0]
+    if size > free:
+        raise ValueError(
+            f"replay_on_device: a replay of this buffer_size needs {size / 2**30:.1f} GiB on {device}, which has "
+            f"{free / 2**30:.1f} GiB free; lower buffer_size or set replay_on_device: false"
+        )
 
 
 def double_dqn_loss(online: DuelingQNetwork, target: DuelingQNetwork, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -339,7 +388,12 @@ class DQNAgent:
         self._update = CapturedStep(self._update_step, graphs)
         self._greedy = CapturedStep(self._greedy_step, graphs)
         self.replay = NStepReplay(
-            settings.buffer_size, text_size, frame_shape, settings.replay_sampling, settings.clip_reward
+            settings.buffer_size,
+            text_size,
+            frame_shape,
+            settings.replay_sampling,
+            settings.clip_reward,
+            storage=self.device if settings.replay_on_device else None,
         )
         self.rng = np.random.default_rng(seed)
         self.frames = 0
@@ -384,13 +438,13 @@ class DQNAgent:
 
     def learn(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """One Adam step of the online network on ``batch``'s loss, which is returned (a 0-d tensor on the
-        device)."""
+        device); ``batch`` as the replay draws it (``NStepReplay.gather``)."""
         loss = self._update(batch)
         self._pending_losses.append(loss)
         return loss
 
     def _update_step(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        loss = double_dqn_loss(self.online, self.target, batch)
+        loss = double_dqn_loss(self.online, self.target, self.replay.batch(batch))
         self.optimizer.zero_grad()
         loss.backward()
         if self.settings.max_grad_norm is not None:

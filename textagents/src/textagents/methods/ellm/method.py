@@ -84,6 +84,7 @@ class EllmMethod(Method):
             replay_sampling=config.replay_sampling,
             clip_reward=config.clip_reward,
             cuda_graphs=config.cuda_graphs,
+            replay_on_device=config.replay_on_device,
         )
         self.agent = DQNAgent(
             text_size,
