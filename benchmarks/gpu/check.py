@@ -384,14 +384,15 @@ PARTS = {
     "bk": bk,
     "bk_subproc": functools.partial(bk, vec_env="subproc"),
     "bk_subproc_32": functools.partial(bk, vec_env="subproc", envs=32),
+    "bk_subproc_64": functools.partial(bk, vec_env="subproc", envs=64),
     "llm_personalize": llm_personalize,
     "lgqd": lgqd,
 }
 
 #: Run only when named: the parts that need more than an 80 GB GPU (an H100 ran out), ``glam_batch_32`` with
-#: the CPU's cross-attention (an A/B of ``cross_attention``) and BK's PPO on 4x the paper's envs (does a step's
-#: fixed cost, one policy forward and one round trip to the env processes, bound it at 8?).
-NAMED_ONLY = ("glam_batch_64", "glam_batch_64_whole", "glam_batch_32_per_prompt", "bk_subproc_32")
+#: the CPU's cross-attention (an A/B of ``cross_attention``) and BK's PPO on 4x and 8x the paper's envs (does a
+#: step's fixed cost, one policy forward and one round trip to the env processes, bound it at 8?).
+NAMED_ONLY = ("glam_batch_64", "glam_batch_64_whole", "glam_batch_32_per_prompt", "bk_subproc_32", "bk_subproc_64")
 #: What a plain run measures.
 DEFAULT_PARTS = [name for name in PARTS if name not in NAMED_ONLY]
 

@@ -1,8 +1,8 @@
 """One part of ``check.py`` under a profiler.
 
-``--profiler cprofile`` (default): its set-up, on CUDA its warm-up iteration, and one timed iteration; the 45
-functions with the most time of their own and the 45 with the most in all. On CUDA the time of a kernel shows
-where the CPU waited for the GPU, not where the kernel was launched.
+``--profiler cprofile`` (default): after the warm-up iteration, ``--steps`` timed ones (set-up and warm-up are
+not profiled); the 45 functions with the most time of their own and the 45 with the most in all. On CUDA the
+time of a kernel or a copy shows where the CPU waited for the GPU, not where the kernel was launched.
 
 ``--profiler torch``: after the warm-up iteration, one iteration under ``torch.profiler``: on CUDA its kernels
 alone (recording every CPU operator too made the summary outlast a GPU session): the iteration's wall time, the
@@ -28,6 +28,28 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 import check  # beside this file
+
+
+def cprofiled(step: Callable[[], int], device: str, budget_s: float, max_steps: int) -> tuple[int, float, int]:
+    """``check.timed``'s stand-in: a warm-up step, then ``max_steps`` steps under cProfile, summarised."""
+    step()
+    cuda = torch.device(device).type == "cuda"
+    profile = cProfile.Profile()
+    if cuda:
+        torch.cuda.synchronize()
+    profile.enable()
+    start = time.perf_counter()
+    units = sum(step() for _ in range(max_steps))
+    if cuda:
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    profile.disable()
+    print(f"{max_steps} steps in {seconds:.3f} s, {units} units ({units / seconds:.1f} a second, under cProfile)")
+    for key in ("tottime", "cumulative"):
+        text = io.StringIO()
+        pstats.Stats(profile, stream=text).sort_stats(key).print_stats(45)
+        print(text.getvalue())
+    return units, seconds, max_steps
 
 
 def torch_profiled(step: Callable[[], int], device: str, budget_s: float, max_steps: int) -> tuple[int, float, int]:
@@ -71,23 +93,13 @@ def main() -> None:
     parser.add_argument("--profiler", choices=["cprofile", "torch"], default="cprofile")
     parser.add_argument("--quick", action="store_true", help="tiny models")
     parser.add_argument("--frames-per-env", type=int, help="GLAM's parts: frames an iteration (a shorter profile)")
+    parser.add_argument("--steps", type=int, default=1, help="cprofile: timed steps profiled (default 1)")
     args = parser.parse_args()
     part = check.PARTS[args.part]
     if args.frames_per_env:
         part = functools.partial(part, frames_per_env=args.frames_per_env)
-    if args.profiler == "torch":
-        check.timed = torch_profiled
-        print(part(args.device, float("inf"), args.quick, 1))
-        return
-    profile = cProfile.Profile()
-    profile.enable()
-    result = part(args.device, float("inf"), args.quick, 1)
-    profile.disable()
-    print(result)
-    for key in ("tottime", "cumulative"):
-        text = io.StringIO()
-        pstats.Stats(profile, stream=text).sort_stats(key).print_stats(45)
-        print(text.getvalue())
+    check.timed = torch_profiled if args.profiler == "torch" else cprofiled
+    print(part(args.device, float("inf"), args.quick, args.steps if args.profiler == "cprofile" else 1))
 
 
 if __name__ == "__main__":

@@ -74,6 +74,22 @@ def test_the_network_is_the_originals_over_the_grid_alone():
     assert torch.equal(policy.predict_values(obs), policy.predict_values(other_mission))
 
 
+def test_actions_come_from_an_unchecked_categorical_with_the_checked_ones_numbers():
+    policy = _policy("BabyAI-Text-GoToLocal-RedBall-S20-v0")
+    obs = {"grid": torch.randint(0, 6, (16, 7, 7, 3)).float(), "mission": torch.rand(16, 64)}
+    distribution = policy.get_distribution(obs)
+    assert not distribution.distribution._validate_args  # no read-back from the device per step
+    logits = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(obs)))
+    checked = torch.distributions.Categorical(logits=logits, validate_args=True)
+    actions = torch.randint(0, policy.action_space.n, (16,))
+    assert torch.equal(distribution.log_prob(actions), checked.log_prob(actions))
+    assert torch.equal(distribution.entropy(), checked.entropy())
+    torch.manual_seed(5)
+    drawn = distribution.sample()
+    torch.manual_seed(5)
+    assert torch.equal(drawn, checked.sample())
+
+
 def test_on_crafter_the_network_reads_the_local_view_and_the_inventory():
     policy = _policy("Crafter-Text-ELLM-v0")
     view = policy.observation_space["view"].shape

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 from gymnasium import spaces
+from stable_baselines3.common.distributions import CategoricalDistribution
 from stable_baselines3.common.policies import MultiInputActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
@@ -85,12 +86,25 @@ class OriginalHeads(nn.Module):
         return torch.relu(self.critic(features)) + features
 
 
+class UncheckedCategorical(CategoricalDistribution):
+    """SB3's categorical distribution without torch's argument checks, which read a result back from the device
+    each time a distribution is built or scores actions (on a GPU, a wait at every rollout step): the same
+    numbers and the same draws."""
+
+    def proba_distribution(self, action_logits: torch.Tensor) -> UncheckedCategorical:
+        self.distribution = torch.distributions.Categorical(logits=action_logits, validate_args=False)
+        return self
+
+
 class OriginalPolicy(MultiInputActorCriticPolicy):
     """SB3's actor-critic with ``ConvFeatures`` (its ``features_extractor_kwargs``: ``image``, ``scale``,
-    ``extra``) and ``OriginalHeads``, initialised as the original (SB3's own orthogonal init is off)."""
+    ``extra``) and ``OriginalHeads``, initialised as the original (SB3's own orthogonal init is off); its
+    actions drawn from an ``UncheckedCategorical``."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **{**kwargs, "features_extractor_class": ConvFeatures, "ortho_init": False})
+        if isinstance(self.action_dist, CategoricalDistribution):
+            self.action_dist = UncheckedCategorical(self.action_dist.action_dim)
 
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = OriginalHeads()

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from textagents.methods.core.optimizer_state import load_optimizer_tensors
+from textagents.methods.core.staging import PinnedStaging
 from textagents.methods.ellm.config import REPLAY_SAMPLINGS, ReplaySampling, TargetNetwork
 
 
@@ -163,8 +164,9 @@ class NStepReplay:
     ring. ``transition``: a transition uniformly, the running episode's included.
 
     ``storage``: where the frames and texts are kept: numpy arrays in host memory (``None``), or tensors on that
-    device; then a draw holds only where its samples are (``indices``, ``last``) and ``batch`` gathers them
-    there. The rest (actions, rewards, episode ends) stays in host memory either way."""
+    device, copied there as they are added (through pinned memory, without waiting: ``PinnedStaging``); then a
+    draw holds only where its samples are (``indices``, ``last``) and ``batch`` gathers them there. The rest
+    (actions, rewards, episode ends) stays in host memory either way."""
 
     def __init__(
         self,
@@ -191,6 +193,7 @@ class NStepReplay:
             self.next_frames = torch.zeros((size, *frame_shape), dtype=torch.uint8, device=storage)
             self.texts = torch.zeros((size, text_size), dtype=torch.float16, device=storage)
             self.next_texts = torch.zeros((size, text_size), dtype=torch.float16, device=storage)
+            self._staging = PinnedStaging(storage)
         self.storage = storage
         self.actions = np.zeros(size, np.int64)
         self.rewards = np.zeros(size, np.float32)
@@ -208,7 +211,7 @@ class NStepReplay:
         else:
             stored = (self.frames, self.texts, self.next_frames, self.next_texts)
             for tensor, value in zip(stored, (frame, text, next_frame, next_text), strict=True):
-                tensor[i].copy_(torch.as_tensor(np.asarray(value)))
+                self._staging.copy(value, out=tensor[i])
         self.actions[i], self.rewards[i] = action, reward
         self.ends[i], self.terminals[i] = terminated or truncated, terminated
         self.position = (i + 1) % self.size
@@ -256,7 +259,7 @@ class NStepReplay:
         arrays = {"actions": self.actions[indices], "returns": returns, "discounts": discounts}
         if self.storage is not None:
             arrays.update(indices=indices, last=last)
-            return {name: torch.as_tensor(array, device=self.storage) for name, array in arrays.items()}
+            return {name: self._staging.copy(array) for name, array in arrays.items()}
         arrays.update(frames=self.frames[indices], texts=self.texts[indices])
         arrays.update(next_frames=self.next_frames[last], next_texts=self.next_texts[last])
         return {name: torch.as_tensor(array, device=device) for name, array in arrays.items()}
@@ -385,6 +388,7 @@ class DQNAgent:
         self.optimizer = torch.optim.Adam(
             self.online.parameters(), lr=settings.learning_rate, eps=settings.adam_eps, capturable=graphs
         )
+        self._staging = PinnedStaging(self.device)  # a greedy action's frame and text, copied without waiting
         self._update = CapturedStep(self._update_step, graphs)
         self._greedy = CapturedStep(self._greedy_step, graphs)
         self.replay = NStepReplay(
@@ -416,8 +420,7 @@ class DQNAgent:
     def act(self, frame: np.ndarray, text: np.ndarray, epsilon: float | None = None) -> int:
         if self.rng.random() < (self.epsilon() if epsilon is None else epsilon):
             return int(self.rng.integers(self.actions))
-        inputs = {"frame": torch.as_tensor(frame[None], device=self.device)}
-        inputs["text"] = torch.as_tensor(text[None], device=self.device)
+        inputs = {"frame": self._staging.copy(frame[None]), "text": self._staging.copy(text[None])}
         return int(self._greedy(inputs))
 
     def _greedy_step(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
