@@ -14,8 +14,7 @@ OUT="${OUT:-/tmp/gpu_check}"
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tee -a "$OUT/gpu_check.log"
 if [ "${TESTS:-1}" = 1 ]; then
-  python3 -m pytest -q -p no:cacheprovider -rs tests/textagents/methods/test_ellm_cuda_graphs.py \
-    tests/textagents/methods/test_staging.py 2>&1 | tail -n 30 \
+  python3 -m pytest -q -p no:cacheprovider -rs tests/textagents/methods/test_ellm_cuda_graphs.py 2>&1 | tail -n 30 \
     | tee "$OUT/gpu_tests.log"
 fi
 timeout "${TIMEOUT_S:-480}" python3 benchmarks/gpu/check.py --device "${DEVICE:-cuda}" --budget-s "${BUDGET_S:-15}" \

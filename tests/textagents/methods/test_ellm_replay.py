@@ -21,17 +21,22 @@ RUN = GOLDEN["run"]
 CHI2_17_999 = 40.79
 
 
-def _stream(
-    size: int, sampling: str = "episode", clip_reward: bool = True, running: int = 0, storage: str | None = None
-) -> NStepReplay:
-    """The golden stream into our replay: frame ``20 * episode + step``, action ``(step + 1) % 5`` as the
-    original's storage got them, the last step of each episode terminal; then ``running`` steps of an episode
-    that has not ended."""
-    replay = NStepReplay(size, 1, (1,), sampling=sampling, clip_reward=clip_reward, storage=storage)
+def _transitions(running: int = 0):
+    """The golden stream: frame ``20 * episode + step``, action ``(step + 1) % 5`` as the original's storage
+    got them, the last step of each episode terminal; then ``running`` steps of an episode that has not ended."""
     for episode, rewards in enumerate([*RUN["episodes"], [0.0] * running]):
         for step, reward in enumerate(rewards):
             ends = episode < len(RUN["episodes"]) and step == len(rewards) - 1
-            replay.add([20 * episode + step], [0], (step + 1) % 5, reward, [20 * episode + step + 1], [0], ends, False)
+            yield [20 * episode + step], [0], (step + 1) % 5, reward, [20 * episode + step + 1], [0], ends, False
+
+
+def _stream(
+    size: int, sampling: str = "episode", clip_reward: bool = True, running: int = 0, storage: str | None = None
+) -> NStepReplay:
+    """The golden stream in our replay."""
+    replay = NStepReplay(size, 1, (1,), sampling=sampling, clip_reward=clip_reward, storage=storage)
+    for transition in _transitions(running):
+        replay.add(*transition)
     return replay
 
 
@@ -100,12 +105,19 @@ def test_ours_draws_as_the_original_and_never_from_the_running_episode():
     assert _chi_square(counts, expected) < CHI2_17_999
 
 
-def test_a_replay_kept_in_tensors_draws_the_same_batches():
-    host, tensors = _stream(size=16, running=3), _stream(size=16, running=3, storage="cpu")  # the ring wrapped
-    for seed in range(5):
-        drawn = tensors.sample(8, RUN["nstep"], RUN["discount"], np.random.default_rng(seed))
+@pytest.mark.parametrize("draw_every", [1, 5, 100])
+def test_a_replay_kept_in_tensors_draws_the_same_batches(draw_every):
+    """Drawn as the stream goes on (blocks copied at draws, whole ones, and ones wrapping the ring's end)."""
+    host, tensors = NStepReplay(13, 1, (1,)), NStepReplay(13, 1, (1,), storage="cpu")
+    stream = list(_transitions(running=3))
+    for count, transition in enumerate(stream, start=1):
+        host.add(*transition)
+        tensors.add(*transition)
+        if (count % draw_every and count < len(stream)) or not host.ready():
+            continue
+        drawn = tensors.sample(8, RUN["nstep"], RUN["discount"], np.random.default_rng(count))
         assert "frames" not in drawn  # where the samples are, not their frames
-        expected = host.sample(8, RUN["nstep"], RUN["discount"], np.random.default_rng(seed))
+        expected = host.sample(8, RUN["nstep"], RUN["discount"], np.random.default_rng(count))
         batch = tensors.batch(drawn)
         for name, value in expected.items():
             torch.testing.assert_close(batch[name], value, rtol=0, atol=0, msg=name)

@@ -21,7 +21,6 @@ import torch
 from torch import nn
 
 from textagents.methods.core.optimizer_state import load_optimizer_tensors
-from textagents.methods.core.staging import PinnedStaging
 from textagents.methods.ellm.config import REPLAY_SAMPLINGS, ReplaySampling, TargetNetwork
 
 
@@ -164,9 +163,12 @@ class NStepReplay:
     ring. ``transition``: a transition uniformly, the running episode's included.
 
     ``storage``: where the frames and texts are kept: numpy arrays in host memory (``None``), or tensors on that
-    device, copied there as they are added (through pinned memory, without waiting: ``PinnedStaging``); then a
-    draw holds only where its samples are (``indices``, ``last``) and ``batch`` gathers them there. The rest
-    (actions, rewards, episode ends) stays in host memory either way."""
+    device, where the transitions added are copied a block at a time (at the next draw, or every ``BLOCK``);
+    then a draw holds only where its samples are (``indices``, ``last``) and ``batch`` gathers them there. The
+    rest (actions, rewards, episode ends) stays in host memory either way."""
+
+    #: transitions copied to a ``storage`` device together (one copy per array, not one per transition)
+    BLOCK = 64
 
     def __init__(
         self,
@@ -193,7 +195,10 @@ class NStepReplay:
             self.next_frames = torch.zeros((size, *frame_shape), dtype=torch.uint8, device=storage)
             self.texts = torch.zeros((size, text_size), dtype=torch.float16, device=storage)
             self.next_texts = torch.zeros((size, text_size), dtype=torch.float16, device=storage)
-            self._staging = PinnedStaging(storage)
+            block = min(self.BLOCK, size)
+            frames, texts = np.zeros((block, *frame_shape), np.uint8), np.zeros((block, text_size), np.float16)
+            self._pending = (frames, texts, frames.copy(), texts.copy())  # as ``_stored``, in host memory
+            self._pending_from, self._pending_count = 0, 0
         self.storage = storage
         self.actions = np.zeros(size, np.int64)
         self.rewards = np.zeros(size, np.float32)
@@ -209,9 +214,14 @@ class NStepReplay:
         if self.storage is None:
             self.frames[i], self.texts[i], self.next_frames[i], self.next_texts[i] = frame, text, next_frame, next_text
         else:
-            stored = (self.frames, self.texts, self.next_frames, self.next_texts)
-            for tensor, value in zip(stored, (frame, text, next_frame, next_text), strict=True):
-                self._staging.copy(value, out=tensor[i])
+            if self._pending_count == 0:
+                self._pending_from = i
+            row = self._pending_count
+            for pending, value in zip(self._pending, (frame, text, next_frame, next_text), strict=True):
+                pending[row] = value
+            self._pending_count += 1
+            if self._pending_count == len(self._pending[0]):
+                self._flush()
         self.actions[i], self.rewards[i] = action, reward
         self.ends[i], self.terminals[i] = terminated or truncated, terminated
         self.position = (i + 1) % self.size
@@ -258,8 +268,9 @@ class NStepReplay:
         last, returns, discounts = self._n_step(indices, n, gamma)
         arrays = {"actions": self.actions[indices], "returns": returns, "discounts": discounts}
         if self.storage is not None:
+            self._flush()
             arrays.update(indices=indices, last=last)
-            return {name: self._staging.copy(array) for name, array in arrays.items()}
+            return {name: torch.as_tensor(array, device=self.storage) for name, array in arrays.items()}
         arrays.update(frames=self.frames[indices], texts=self.texts[indices])
         arrays.update(next_frames=self.next_frames[last], next_texts=self.next_texts[last])
         return {name: torch.as_tensor(array, device=device) for name, array in arrays.items()}
@@ -272,6 +283,22 @@ class NStepReplay:
         indices, last = drawn["indices"], drawn["last"]
         gathered = {"frames": self.frames[indices], "texts": self.texts[indices]}
         return {**drawn, **gathered, "next_frames": self.next_frames[last], "next_texts": self.next_texts[last]}
+
+    def _stored(self) -> tuple[torch.Tensor, ...]:
+        return self.frames, self.texts, self.next_frames, self.next_texts
+
+    def _flush(self) -> None:
+        """Copy the transitions added since the last flush to the storage device (a block may wrap around the
+        ring's end: then in two parts)."""
+        count, start = self._pending_count, self._pending_from
+        if count == 0:
+            return
+        first = min(count, self.size - start)
+        for tensor, pending in zip(self._stored(), self._pending, strict=True):
+            tensor[start : start + first].copy_(torch.from_numpy(pending[:first]))
+            if count > first:
+                tensor[: count - first].copy_(torch.from_numpy(pending[first:count]))
+        self._pending_count = 0
 
     def _n_step(self, indices: np.ndarray, n: int, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For samples starting at ``indices``: the transition each bootstraps from, its return and the
@@ -388,7 +415,6 @@ class DQNAgent:
         self.optimizer = torch.optim.Adam(
             self.online.parameters(), lr=settings.learning_rate, eps=settings.adam_eps, capturable=graphs
         )
-        self._staging = PinnedStaging(self.device)  # a greedy action's frame and text, copied without waiting
         self._update = CapturedStep(self._update_step, graphs)
         self._greedy = CapturedStep(self._greedy_step, graphs)
         self.replay = NStepReplay(
@@ -420,7 +446,8 @@ class DQNAgent:
     def act(self, frame: np.ndarray, text: np.ndarray, epsilon: float | None = None) -> int:
         if self.rng.random() < (self.epsilon() if epsilon is None else epsilon):
             return int(self.rng.integers(self.actions))
-        inputs = {"frame": self._staging.copy(frame[None]), "text": self._staging.copy(text[None])}
+        inputs = {"frame": torch.as_tensor(frame[None], device=self.device)}
+        inputs["text"] = torch.as_tensor(text[None], device=self.device)
         return int(self._greedy(inputs))
 
     def _greedy_step(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
