@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from textagents.methods.core.optimizer_state import optimizer_tensors
-from textagents.methods.ellm.dqn import DQNAgent, DQNSettings
+from textagents.methods.ellm.dqn import DQNAgent, DQNSettings, pack_observation, unpack_observation
 
 SHAPE, TEXT, ACTIONS = (36, 36, 2), 6, 5
 
@@ -89,3 +89,12 @@ def test_on_cuda_the_options_match_the_plain_code(options):
     if agent.settings.replay_on_device:
         assert agent.replay.frames.device.type == "cuda"
     _compare("cuda", atol=1e-5, **OPTIONS[options])
+
+
+@pytest.mark.parametrize("frame_shape, text_size", [((36, 36, 2), 6), ((5, 3, 1), 4), ((84, 84, 4), 0)])
+def test_a_packed_observation_unpacks_to_its_frame_and_text(frame_shape, text_size):
+    rng = np.random.default_rng(0)
+    frame = rng.integers(0, 255, frame_shape, dtype=np.uint8)
+    text = rng.normal(size=text_size).astype(np.float32)
+    frames, texts = unpack_observation(torch.as_tensor(pack_observation(frame, text)), frame_shape)
+    assert torch.equal(frames, torch.as_tensor(frame[None])) and torch.equal(texts, torch.as_tensor(text[None]))

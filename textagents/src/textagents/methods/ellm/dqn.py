@@ -164,8 +164,9 @@ class NStepReplay:
 
     ``storage``: where the frames and texts are kept: numpy arrays in host memory (``None``), or tensors on that
     device, where the transitions added are copied a block at a time (at the next draw, or every ``BLOCK``);
-    then a draw holds only where its samples are (``indices``, ``last``) and ``batch`` gathers them there. The
-    rest (actions, rewards, episode ends) stays in host memory either way."""
+    then a draw is one small tensor (``packed``: where its samples are, their actions, returns and discounts)
+    and ``batch`` gathers the rest there. Each copy from host memory to a GPU waits for the work queued there,
+    hence as few as possible. The rest (actions, rewards, episode ends) stays in host memory either way."""
 
     #: transitions copied to a ``storage`` device together (one copy per array, not one per transition)
     BLOCK = 64
@@ -262,27 +263,40 @@ class NStepReplay:
         self, indices: np.ndarray, n: int, gamma: float, device: torch.device | str = "cpu"
     ) -> dict[str, torch.Tensor]:
         """The n-step samples starting at ``indices``, on ``device``: the sum stops at the episode's end or at
-        the newest transition (bootstrapping from there with the discount reached). With ``storage``, where
-        they are (``indices``; ``last``, the transition whose next frame and text they bootstrap from) in
-        place of their frames and texts, on the storage's device (``batch`` gathers them)."""
+        the newest transition (bootstrapping from there with the discount reached). With ``storage``, one int64
+        tensor on the storage's device, ``packed``: rows ``indices``, ``last`` (the transition whose next frame
+        and text they bootstrap from) and the actions, then the returns and discounts as float64 bits (exact
+        for float32 values); ``batch`` unpacks it and gathers the frames and texts."""
         last, returns, discounts = self._n_step(indices, n, gamma)
-        arrays = {"actions": self.actions[indices], "returns": returns, "discounts": discounts}
+        actions = self.actions[indices]
         if self.storage is not None:
             self._flush()
-            arrays.update(indices=indices, last=last)
-            return {name: torch.as_tensor(array, device=self.storage) for name, array in arrays.items()}
+            packed = np.empty((5, len(indices)), np.int64)
+            packed[0], packed[1], packed[2] = indices, last, actions
+            packed[3:].view(np.float64)[:] = returns, discounts
+            return {"packed": torch.as_tensor(packed, device=self.storage)}
+        arrays = {"actions": actions, "returns": returns, "discounts": discounts}
         arrays.update(frames=self.frames[indices], texts=self.texts[indices])
         arrays.update(next_frames=self.next_frames[last], next_texts=self.next_texts[last])
         return {name: torch.as_tensor(array, device=device) for name, array in arrays.items()}
 
     def batch(self, drawn: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        """``drawn`` with its frames and texts: gathered from the storage's tensors where it holds only their
-        places, as it is where it holds them."""
-        if "frames" in drawn:
+        """``drawn`` as ``gather`` gave it, with its frames and texts: unpacked and gathered from the storage's
+        tensors where it is ``packed``, as it is otherwise."""
+        if "packed" not in drawn:
             return drawn
-        indices, last = drawn["indices"], drawn["last"]
-        gathered = {"frames": self.frames[indices], "texts": self.texts[indices]}
-        return {**drawn, **gathered, "next_frames": self.next_frames[last], "next_texts": self.next_texts[last]}
+        packed = drawn["packed"]
+        indices, last = packed[0], packed[1]
+        returns, discounts = packed[3:].view(torch.float64).float()
+        return {
+            "frames": self.frames[indices],
+            "texts": self.texts[indices],
+            "actions": packed[2],
+            "returns": returns,
+            "discounts": discounts,
+            "next_frames": self.next_frames[last],
+            "next_texts": self.next_texts[last],
+        }
 
     def _stored(self) -> tuple[torch.Tensor, ...]:
         return self.frames, self.texts, self.next_frames, self.next_texts
@@ -331,6 +345,21 @@ def _check_fits(device: torch.device, size: int) -> None:
             f"replay_on_device: a replay of this buffer_size needs {size / 2**30:.1f} GiB on {device}, which has "
             f"{free / 2**30:.1f} GiB free; lower buffer_size or set replay_on_device: false"
         )
+
+
+def pack_observation(frame: np.ndarray, text: np.ndarray) -> np.ndarray:
+    """A frame's bytes (uint8), padded to a multiple of 4, then its text vector's as float32, in one row of
+    ``uint8[1, n]``: one copy to the device where there were two (``unpack_observation`` splits it there)."""
+    pixels = np.ascontiguousarray(frame, np.uint8).reshape(-1)
+    vector = np.ascontiguousarray(text, np.float32).reshape(-1).view(np.uint8)
+    return np.concatenate([pixels, np.zeros(-len(pixels) % 4, np.uint8), vector])[None]
+
+
+def unpack_observation(packed: torch.Tensor, frame_shape: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+    """``pack_observation``'s frame (``uint8[1, *frame_shape]``) and text vector (``float32[1, n]``), as views."""
+    size = int(np.prod(frame_shape))
+    start = size + (-size % 4)
+    return packed[:, :size].reshape(1, *frame_shape), packed[:, start:].view(torch.float32)
 
 
 def double_dqn_loss(online: DuelingQNetwork, target: DuelingQNetwork, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -406,6 +435,7 @@ class DQNAgent:
     ):
         torch.manual_seed(seed)
         self.settings, self.actions, self.device = settings, actions, torch.device(device)
+        self.frame_shape = frame_shape
         self.online = DuelingQNetwork(text_size, actions, hidden, head_layers, frame_shape).to(self.device)
         self.target = DuelingQNetwork(text_size, actions, hidden, head_layers, frame_shape).to(self.device)
         if settings.target_network == "shared_encoder":
@@ -446,13 +476,12 @@ class DQNAgent:
     def act(self, frame: np.ndarray, text: np.ndarray, epsilon: float | None = None) -> int:
         if self.rng.random() < (self.epsilon() if epsilon is None else epsilon):
             return int(self.rng.integers(self.actions))
-        inputs = {"frame": torch.as_tensor(frame[None], device=self.device)}
-        inputs["text"] = torch.as_tensor(text[None], device=self.device)
-        return int(self._greedy(inputs))
+        packed = torch.as_tensor(pack_observation(frame, text), device=self.device)  # one copy, not two
+        return int(self._greedy({"observation": packed}))
 
     def _greedy_step(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         with torch.no_grad():
-            return self.online(inputs["frame"], inputs["text"]).argmax(1)
+            return self.online(*unpack_observation(inputs["observation"], self.frame_shape)).argmax(1)
 
     def observe(self, *transition: Any) -> None:
         """Store a transition (frame, text, action, reward, next frame, next text, terminated, truncated)
