@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from textagents.methods.core.config import ConfigError
 from textagents.methods.ellm.dqn import NStepReplay
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "ellm_replay.json").read_text())
@@ -125,7 +126,7 @@ def test_a_replay_kept_in_tensors_draws_the_same_batches(draw_every):
 
 def test_a_replay_that_does_not_fit_on_the_gpu_is_refused_before_it_is_allocated(monkeypatch):
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (2**30, 2**31))
-    with pytest.raises(ValueError, match=r"replay_on_device: .* needs 2.2 GiB on cuda, which has 1.0 GiB free"):
+    with pytest.raises(ConfigError, match=r"replay_on_device: .* needs 2.2 GiB on cuda, which has 1.0 GiB free"):
         NStepReplay(40_000, 384, (84, 84, 4), storage="cuda")
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from textagents.methods.core.config import ConfigError
 from textagents.methods.core.optimizer_state import load_optimizer_tensors
 from textagents.methods.ellm.config import REPLAY_SAMPLINGS, ReplaySampling, TargetNetwork
 
@@ -335,13 +336,13 @@ class NStepReplay:
 
 
 def _check_fits(device: torch.device, size: int) -> None:
-    """A one-line error where ``size`` bytes exceed ``device``'s free memory (CUDA; other devices are not
-    checked)."""
+    """A one-line error (a config error: exit 2) where ``size`` bytes exceed ``device``'s free memory (CUDA;
+    other devices are not checked)."""
     if device.type != "cuda":
         return
     free = torch.cuda.mem_get_info(device)[0]
     if size > free:
-        raise ValueError(
+        raise ConfigError(
             f"replay_on_device: a replay of this buffer_size needs {size / 2**30:.1f} GiB on {device}, which has "
             f"{free / 2**30:.1f} GiB free; lower buffer_size or set replay_on_device: false"
         )
