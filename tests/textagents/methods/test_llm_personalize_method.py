@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from textagents.methods.core.config import ConfigError, load_config
-from textagents.methods.core.runner import LLMChoice, report_run, run_method
+from textagents.methods.core.runner import LLMChoice, evaluate_run, report_run, run_method
 from textagents.methods.llm_personalize.config import LLMPersonalizeConfig
 
 SMOKE = Path(__file__).resolve().parents[3] / "benchmarks" / "methods" / "llm_personalize" / "smoke.yaml"
@@ -148,6 +148,24 @@ def test_the_baselines_play_the_first_evaluation_episodes_with_their_own_budget(
         assert len(first[f"{baseline}/test/episode_success/Pomaria_2_int"]) == 1
     # one command a call: no call past 2 steps (smoke.yaml's command_budget 6 would allow 7)
     assert first["saycan/test/planning_calls"] <= 3 and first["saycan/train/planning_calls"] <= 3
+
+
+def test_checkpoint_0_evaluates_the_zero_shot_planner_or_a_baseline_again(tmp_path, tiny_models):
+    """``method eval --checkpoint 0`` plays the untrained planner again, or with ``eval_planner`` a baseline (so
+    that either can be evaluated on more episodes than the run gave it): on the run's own episodes, the rows
+    the run recorded."""
+    config = tmp_path / "one_iteration.yaml"
+    config.write_text(SMOKE.read_text().replace("iterations: 2", "iterations: 1"))
+    out, llm = tmp_path / "run", LLMChoice(model=str(tiny_models.causal))
+    run_method("llm_personalize", config, out, llm=llm, progress=False)
+    first = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
+    for planner, row in (("planner", "zero_shot"), ("saycan", "saycan"), ("sayplan", "sayplan")):
+        result = evaluate_run("llm_personalize", out, checkpoint=0, llm=llm, settings={"eval_planner": planner})
+        assert result["iteration"] == 0
+        measures = [k for k in result if k.startswith(("test/", "train/"))]
+        assert len(measures) > 10 and {k: result[k] for k in measures} == {k: first[f"{row}/{k}"] for k in measures}
+    with pytest.raises(ConfigError, match=r"eval_planner must be one of \['planner', 'saycan', 'sayplan'\]"):
+        evaluate_run("llm_personalize", out, checkpoint=0, llm=llm, settings={"eval_planner": "oracle"})
 
 
 def test_replaying_a_recorded_run_reproduces_its_metrics_exactly(tmp_path, tiny_models):

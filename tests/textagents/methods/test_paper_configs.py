@@ -526,6 +526,7 @@ OURS: dict[str, dict[str, str]] = {
         "rollout_state_cache_mb": "llama.cpp's KV states kept between calls (local runs, speed)",
         "rollout_stop_after_read_steps": "llama.cpp stops a plan past the steps read (local runs, speed)",
         "rollout_parallel": "how many plans llama.cpp decodes together (local runs, speed)",
+        "eval_planner": "which planner an evaluation plays (method eval): the run's own during training",
         "served_weights": "how a served planner gets each round's weights (the paper's: OpenAI's fine-tuning API)",
         "serve_command": "the server command of served_weights: restart",
         "serve_port": "the port of served_weights: restart",

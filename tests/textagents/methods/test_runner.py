@@ -17,9 +17,11 @@ from tests.yaml_bomb import alias_bomb, run_bounded
 from textagents.cli import main
 from textagents.methods.core.compare import parse_setting, parse_vary
 from textagents.methods.core.config import ConfigError, load_config
+from textagents.methods.core.method import RunContext
 from textagents.methods.core.run_dir import RunDirError, RunDirWarning
 from textagents.methods.core.runner import LLMChoice, evaluate_run, run_method
 from textagents.methods.example.config import ExampleConfig
+from textagents.methods.example.method import ExampleMethod
 from textenvs.data import YAMLInputError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -235,7 +237,10 @@ def test_eval_evaluates_a_checkpoint_and_appends_the_result(tmp_path, capsys):
     assert last["iteration"] == 4 and last["success"] == _metrics(out)[-1]["success"]
     third = evaluate_run("example", out, checkpoint=3)
     assert third["iteration"] == 3
-    assert [json.loads(line)["iteration"] for line in (out / "evals.jsonl").read_text().splitlines()] == [4, 3]
+    untrained = evaluate_run("example", out, checkpoint=0)  # the method as its config builds it
+    fresh = ExampleMethod(load_config(ExampleConfig, SMOKE), RunContext(tmp_path / "fresh", llm=lambda: None))
+    assert untrained["iteration"] == 0 and {k: untrained[k] for k in ("return", "success")} == fresh.evaluate()
+    assert [json.loads(line)["iteration"] for line in (out / "evals.jsonl").read_text().splitlines()] == [4, 3, 0]
     with pytest.raises(RunDirError, match="no checkpoint of iteration 1; it has: 3, 4"):
         evaluate_run("example", out, checkpoint=1)
     assert main(["method", "eval", "example", str(out), "--set", "eval_episodes=3"]) == 0

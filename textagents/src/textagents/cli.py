@@ -573,7 +573,9 @@ def _add_method(commands: argparse._SubParsersAction) -> None:
     evaluate = actions.add_parser("eval", help="evaluate a run's checkpoint (appends to its evals.jsonl)")
     evaluate.add_argument("method")
     evaluate.add_argument("run_dir")
-    evaluate.add_argument("--checkpoint", type=int, help="the iteration of the checkpoint (default: the last)")
+    evaluate.add_argument(
+        "--checkpoint", type=int, help="the iteration of the checkpoint (default: the last; 0: before any training)"
+    )
     evaluate.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="change a setting for this evaluation (repeatable)"
     )

@@ -201,8 +201,9 @@ def evaluate_run(
     settings: dict[str, Any] | None = None,
     unsafe_local_exec: bool = False,
 ) -> dict:
-    """Evaluate a run's checkpoint (default: its last) and append the result to its ``evals.jsonl``;
-    ``settings`` change the run's config for this evaluation (e.g. ``{"temperature": 0}``) and are logged."""
+    """Evaluate a run's checkpoint (default: its last; 0: the method as its config builds it, before any
+    training) and append the result to its ``evals.jsonl``; ``settings`` change the run's config for this
+    evaluation (e.g. ``{"temperature": 0}``) and are logged."""
     cls = method_class(name)
     run = RunDir(out)
     recorded = run.recorded()
@@ -216,13 +217,15 @@ def evaluate_run(
         llm.config_overrides(),
     )
     _check_key_host(config, llm)
-    state = run.load_checkpoint(checkpoint)
-    if state is None:
+    state = None if checkpoint == 0 else run.load_checkpoint(checkpoint)
+    if state is None and checkpoint != 0:
         raise RunDirError(f"{run.path} has no checkpoint to evaluate yet")
     method = cls(config, RunContext(run.path, _llm_factory(config, run, llm), unsafe_local_exec))
     try:
-        method.restore(state)
-        result = {"iteration": state.iteration, **method.evaluate(), "settings": settings or {}, "time": time.time()}
+        if state is not None:
+            method.restore(state)
+        iteration = 0 if state is None else state.iteration
+        result = {"iteration": iteration, **method.evaluate(), "settings": settings or {}, "time": time.time()}
     finally:
         method.close()
     run.log_eval(result)

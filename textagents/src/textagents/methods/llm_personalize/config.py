@@ -24,7 +24,9 @@ class LLMPersonalizeConfig(MethodConfig):
     """Iteration 1 evaluates the zero-shot planner, then fine-tunes it on the demonstrator's plans
     (``train_demonstrations`` + ``validation_demonstrations`` per scene); each later iteration is one round
     of reinforced self-training on ``self_training_rollouts`` training episodes per scene. Evaluation: the
-    first ``eval_episodes`` episodes of each scene's train and test split. Fine-tuning: ``lora`` (rank
+    first ``eval_episodes`` episodes of each scene's train and test split, played by ``eval_planner``: the run's
+    planner (``planner``), or a baseline (``saycan``, ``sayplan``: with ``textagents method eval --checkpoint 0
+    --set eval_planner=saycan``, a baseline on more episodes than the run gave it). Fine-tuning: ``lora`` (rank
     ``lora_r``) or full, ``learning_rate``, ``epochs``, ``batch_size``, ``max_length`` tokens; ``micro_batch``
     examples a forward and backward pass, accumulated into each batch's update (None: the whole batch; less
     memory, the same update). Planning:
@@ -55,6 +57,7 @@ class LLMPersonalizeConfig(MethodConfig):
     validation_demonstrations: int = 2
     self_training_rollouts: int = 10
     eval_episodes: int = 5
+    eval_planner: str = "planner"
     lora: bool = True
     lora_r: int = 8
     learning_rate: float = 2e-4
@@ -103,6 +106,7 @@ class LLMPersonalizeConfig(MethodConfig):
         if self.served_weights != "none" and self.rollout_backend != "transformers":
             raise ValueError("served_weights and rollout_backend: llamacpp both choose the planner's LLM: set one")
         self._check_serving()
+        self.require_choice("eval_planner", ("planner", *BASELINES))
         unknown = sorted(set(self.baselines) - set(BASELINES))
         if unknown:
             raise ValueError(f"unknown baseline(s) {short_repr(unknown)}; valid: {list(BASELINES)}")

@@ -263,7 +263,7 @@ class LLMPersonalizeMethod(Method):
         return result
 
     def evaluate(self) -> dict[str, Any]:
-        return self._evaluate("planner")
+        return self._evaluate(self.config.eval_planner)
 
     def _evaluate(self, variant: str, episodes: int | None = None) -> dict[str, Any]:
         """The first ``episodes`` (default ``eval_episodes``) of each scene's train and test split, played
