@@ -107,7 +107,7 @@ def test_a_stage_stopped_halfway_and_played_again_gives_the_uninterrupted_stage(
     assert _played(replayed) == _played(whole) and again.calls == 0  # a finished stage: all from the log
 
 
-def test_a_log_is_started_again_for_another_stage_and_replays_an_answer_only_to_the_same_question(tmp_path):
+def test_another_stages_log_is_kept_and_an_answer_replays_only_to_the_same_question(tmp_path):
     path = tmp_path / "answers.jsonl"
     log = AnswerLog(path, {"jobs": [["Rs_int", 0]]})
     log.put(0, {0: ("asked", "step 1: go to kitchen 0"), 1: ("other", "")})
@@ -116,8 +116,12 @@ def test_a_log_is_started_again_for_another_stage_and_replays_an_answer_only_to_
     assert log.get(0, 0, "asked") == "step 1: go to kitchen 0" and log.get(0, 1, "other") == ""
     assert log.get(0, 0, "something else") is None and log.get(1, 0, "asked") is None
 
-    assert len(AnswerLog(path, {"jobs": [["Rs_int", 1]]})) == 0  # another stage's header: started again
-    assert json.loads(path.read_text().splitlines()[0]) == {"header": {"jobs": [["Rs_int", 1]]}}
+    other = AnswerLog(path, {"jobs": [["Rs_int", 1]]})  # another stage's header: a log of its own, beside
+    assert len(other) == 0 and other.path.parent == path.parent and other.path != path
+    other.put(0, {0: ("asked", "step 1: go to bedroom 0")})
+    assert len(AnswerLog(path, {"jobs": [["Rs_int", 0]]})) == 2  # the first kept
+    assert AnswerLog(path, {"jobs": [["Rs_int", 1]]}).get(0, 0, "asked") == "step 1: go to bedroom 0"
+    assert json.loads(other.path.read_text().splitlines()[0]) == {"header": {"jobs": [["Rs_int", 1]]}}
 
 
 def test_a_line_cut_by_a_kill_is_dropped_and_the_next_answer_is_kept_on_its_own_line(tmp_path):

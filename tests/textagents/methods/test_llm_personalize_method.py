@@ -164,6 +164,10 @@ def test_checkpoint_0_evaluates_the_zero_shot_planner_or_a_baseline_again(tmp_pa
         assert result["iteration"] == 0
         measures = [k for k in result if k.startswith(("test/", "train/"))]
         assert len(measures) > 10 and {k: result[k] for k in measures} == {k: first[f"{row}/{k}"] for k in measures}
+    logs = {path.name: path.read_bytes() for path in (out / "answers").glob("*.jsonl")}
+    more = evaluate_run("llm_personalize", out, checkpoint=0, llm=llm, settings={"eval_episodes": 2})
+    assert more["test/episodes"] == 2  # smoke.yaml's one scene
+    assert {path.name: path.read_bytes() for path in (out / "answers").glob("*.jsonl")}.items() > logs.items()
     with pytest.raises(ConfigError, match=r"eval_planner must be one of \['planner', 'saycan', 'sayplan'\]"):
         evaluate_run("llm_personalize", out, checkpoint=0, llm=llm, settings={"eval_planner": "oracle"})
 

@@ -8,10 +8,11 @@ come at the end of each iteration. With the log, a resumed run plays the stage's
 start with the logged answers (the env is cheap and deterministic) up to where it stopped, then asks the
 model, in the same rounds and batches as an uninterrupted run: the same results whatever the backend.
 
-The file is JSON lines: a header (what the stage plays: its jobs, variant, seed, sampling and rules; a log
-whose header differs is started again), then one line per answer: the round, the episode's position among
-the stage's jobs, a digest of what it was asked (an answer is replayed only to the same question) and the
-answer (a plan, or SayCan's scores). A line cut by a kill is dropped.
+The file is JSON lines: a header (what the stage plays: its jobs, variant, seed, sampling and rules; where the
+file holds another stage's log, e.g. an evaluation of the same planner on more episodes, that log is kept and
+this stage's goes beside it, named by its header's digest), then one line per answer: the round, the episode's
+position among the stage's jobs, a digest of what it was asked (an answer is replayed only to the same
+question) and the answer (a plan, or SayCan's scores). A line cut by a kill is dropped.
 """
 
 from __future__ import annotations
@@ -31,13 +32,17 @@ def question_digest(question: Any) -> str:
 
 
 class AnswerLog:
-    """The answers of one stage, in ``path``, for the stage described by ``header`` (JSON-serialisable)."""
+    """The answers of one stage, in ``path`` (or, where ``path`` holds another stage's log, beside it: ``path``
+    is then the file used), for the stage described by ``header`` (JSON-serialisable)."""
 
     def __init__(self, path: str | os.PathLike[str], header: dict[str, Any]):
         self.path = Path(path)
         self.header = json.loads(json.dumps(header))  # as it reads back (tuples become lists)
         self._answers: dict[tuple[int, int], tuple[str, Any]] = {}
         records = read_jsonl(self.path)[0] if self.path.is_file() else []
+        if records and records[0].get("header") != self.header:  # another stage's: kept
+            self.path = self.path.with_name(f"{self.path.stem}-{question_digest(self.header)[:8]}{self.path.suffix}")
+            records = read_jsonl(self.path)[0] if self.path.is_file() else []
         if records and records[0].get("header") == self.header:
             for record in records[1:]:
                 self._answers[record["round"], record["episode"]] = (record["asked"], record["answer"])
