@@ -117,7 +117,7 @@ def test_a_replay_kept_in_tensors_draws_the_same_batches(draw_every):
         if (count % draw_every and count < len(stream)) or not host.ready():
             continue
         drawn = tensors.sample(8, RUN["nstep"], RUN["discount"], np.random.default_rng(count))
-        assert "frames" not in drawn  # where the samples are, not their frames
+        assert set(drawn) == {"packed"}  # where the samples are, their actions, returns, discounts: no frames
         expected = host.sample(8, RUN["nstep"], RUN["discount"], np.random.default_rng(count))
         batch = tensors.batch(drawn)
         for name, value in expected.items():
