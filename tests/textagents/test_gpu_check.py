@@ -12,7 +12,9 @@ def check():
     return load_script("benchmarks/gpu/check.py", "gpu_check")
 
 
-@pytest.mark.parametrize(("part", "rate"), [("ellm", "frames_per_s"), ("lgqd", "samples_per_s")])
+@pytest.mark.parametrize(
+    ("part", "rate"), [("ellm", "frames_per_s"), ("ellm_replay_on_device", "frames_per_s"), ("lgqd", "samples_per_s")]
+)
 def test_a_part_runs_and_reports_its_rate(check, part, rate):
     result = check.run_part(part, "cpu", budget_s=0.1, quick=True, max_steps=1)
     assert result["ok"], result.get("error")
@@ -31,7 +33,8 @@ def test_the_glam_part_splits_its_iterations_into_scoring_and_updating(check):
 def test_the_bk_part_steps_the_envs_it_is_given(check):
     result = check.bk("cpu", budget_s=0.1, quick=True, max_steps=1, envs=3)
     assert result["iterations"] == 1 and result["frames"] == 3 * 16
-    assert "bk_subproc_32" in check.NAMED_ONLY and "bk_subproc_32" not in check.DEFAULT_PARTS
+    for named in ("bk_subproc_32", "bk_subproc_64"):
+        assert named in check.NAMED_ONLY and named not in check.DEFAULT_PARTS
 
 
 def test_a_failing_part_is_recorded_and_the_report_written(check, tmp_path, monkeypatch):
