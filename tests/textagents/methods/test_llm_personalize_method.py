@@ -154,11 +154,15 @@ def test_checkpoint_0_evaluates_the_zero_shot_planner_or_a_baseline_again(tmp_pa
     """``method eval --checkpoint 0`` plays the untrained planner again, or with ``eval_planner`` a baseline (so
     that either can be evaluated on more episodes than the run gave it): on the run's own episodes, the rows
     the run recorded."""
-    config = tmp_path / "one_iteration.yaml"
-    config.write_text(SMOKE.read_text().replace("iterations: 2", "iterations: 1"))
+    config = tmp_path / "three_iterations.yaml"
+    config.write_text(SMOKE.read_text().replace("iterations: 2", "iterations: 3"))
     out, llm = tmp_path / "run", LLMChoice(model=str(tiny_models.causal))
     run_method("llm_personalize", config, out, llm=llm, progress=False)
-    first = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    first = records[0]
+    # every round's planner stays evaluable (the default keeps every checkpoint): IL's is checkpoint 1
+    il = evaluate_run("llm_personalize", out, checkpoint=1, llm=llm)
+    assert il["iteration"] == 1 and il["test/success_rate"] == records[1]["test/success_rate"]
     for planner, row in (("planner", "zero_shot"), ("saycan", "saycan"), ("sayplan", "sayplan")):
         result = evaluate_run("llm_personalize", out, checkpoint=0, llm=llm, settings={"eval_planner": planner})
         assert result["iteration"] == 0

@@ -26,7 +26,9 @@ class LLMPersonalizeConfig(MethodConfig):
     of reinforced self-training on ``self_training_rollouts`` training episodes per scene. Evaluation: the
     first ``eval_episodes`` episodes of each scene's train and test split, played by ``eval_planner``: the run's
     planner (``planner``), or a baseline (``saycan``, ``sayplan``: with ``textagents method eval --checkpoint 0
-    --set eval_planner=saycan``, a baseline on more episodes than the run gave it). Fine-tuning: ``lora`` (rank
+    --set eval_planner=saycan``, a baseline on more episodes than the run gave it). Every iteration's checkpoint
+    is kept (``keep_checkpoints``: a checkpoint is the path of that round's model), so that each round's planner
+    can be evaluated again (``method eval --checkpoint K``). Fine-tuning: ``lora`` (rank
     ``lora_r``) or full, ``learning_rate``, ``epochs``, ``batch_size``, ``max_length`` tokens; ``micro_batch``
     examples a forward and backward pass, accumulated into each batch's update (None: the whole batch; less
     memory, the same update). Planning:
@@ -52,6 +54,7 @@ class LLMPersonalizeConfig(MethodConfig):
     0: a free one — waits at most ``serve_timeout_s`` seconds for it, and restarts it on each round's weights)."""
 
     iterations: int = 3
+    keep_checkpoints: int = 1_000
     scenes: tuple[str, ...] = LLM_PERSONALIZE_SCENES
     train_demonstrations: int = 10
     validation_demonstrations: int = 2
