@@ -378,6 +378,7 @@ PARTS = {
     "glam_batch_32_per_prompt": functools.partial(glam, micro_batch=32, forward_batch=32, cross_attention="per_prompt"),
     "glam_batch_64": functools.partial(glam, micro_batch=64, forward_batch=64),
     "glam_batch_64_whole": functools.partial(glam, micro_batch=64, forward_batch=64, pass_tokens=64 * 512),
+    "glam_batch_32_whole": functools.partial(glam, micro_batch=32, forward_batch=32, pass_tokens=32 * 512),
     "ellm": ellm,
     "ellm_cuda_graphs": functools.partial(ellm, cuda_graphs=True),
     "ellm_replay_on_device": functools.partial(ellm, cuda_graphs=True, replay_on_device=True),
@@ -389,10 +390,19 @@ PARTS = {
     "lgqd": lgqd,
 }
 
-#: Run only when named: the parts that need more than an 80 GB GPU (an H100 ran out), ``glam_batch_32`` with
-#: the CPU's cross-attention (an A/B of ``cross_attention``) and BK's PPO on 4x and 8x the paper's envs (does a
-#: step's fixed cost, one policy forward and one round trip to the env processes, bound it at 8?).
-NAMED_ONLY = ("glam_batch_64", "glam_batch_64_whole", "glam_batch_32_per_prompt", "bk_subproc_32", "bk_subproc_64")
+#: Run only when named: the parts that need more than an 80 GB GPU (an H100 ran out), ``glam_batch_32_whole``
+#: (``glam_batch_64``'s number of passes in passes of 32 whole prompts: ~12k tokens a pass against 16k; does it
+#: fit an H100?), ``glam_batch_32`` with the CPU's cross-attention (an A/B of ``cross_attention``) and BK's PPO on
+#: 4x and 8x the paper's envs (does a step's fixed cost, one policy forward and one round trip to the env
+#: processes, bound it at 8?).
+NAMED_ONLY = (
+    "glam_batch_64",
+    "glam_batch_64_whole",
+    "glam_batch_32_whole",
+    "glam_batch_32_per_prompt",
+    "bk_subproc_32",
+    "bk_subproc_64",
+)
 #: What a plain run measures.
 DEFAULT_PARTS = [name for name in PARTS if name not in NAMED_ONLY]
 

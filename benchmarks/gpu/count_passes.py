@@ -25,7 +25,7 @@ from textagents.methods.glam.episodes import Episodes
 from textagents.methods.glam.llm_learner import forward_batching
 
 ENVS, FRAMES, EPOCHS, MINIBATCH = 32, 4, 4, 64
-COUNTED = ("glam_micro_batch_64", "glam_batch_32", "glam_batch_64", "glam_batch_64_whole")
+COUNTED = ("glam_micro_batch_64", "glam_batch_32", "glam_batch_32_whole", "glam_batch_64", "glam_batch_64_whole")
 
 
 def part_settings(name: str) -> tuple[int, int, int | None]:
