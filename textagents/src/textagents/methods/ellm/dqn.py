@@ -186,20 +186,16 @@ class NStepReplay:
         self.size, self.count, self.position = size, 0, 0
         self.sampling, self.clip_reward = sampling, clip_reward
         if storage is None:
-            self.frames = np.zeros((size, *frame_shape), np.uint8)
-            self.next_frames = np.zeros((size, *frame_shape), np.uint8)
-            self.texts = np.zeros((size, text_size), np.float16)
-            self.next_texts = np.zeros((size, text_size), np.float16)
+            arrays = _transition_arrays(size, frame_shape, text_size)
+            self.frames, self.texts, self.next_frames, self.next_texts = arrays
         else:
             storage = torch.device(storage)
-            _check_fits(storage, 2 * size * (int(np.prod(frame_shape)) + 2 * text_size))
-            self.frames = torch.zeros((size, *frame_shape), dtype=torch.uint8, device=storage)
-            self.next_frames = torch.zeros((size, *frame_shape), dtype=torch.uint8, device=storage)
-            self.texts = torch.zeros((size, text_size), dtype=torch.float16, device=storage)
-            self.next_texts = torch.zeros((size, text_size), dtype=torch.float16, device=storage)
-            block = min(self.BLOCK, size)
-            frames, texts = np.zeros((block, *frame_shape), np.uint8), np.zeros((block, text_size), np.float16)
-            self._pending = (frames, texts, frames.copy(), texts.copy())  # as ``_stored``, in host memory
+            self._pending = _transition_arrays(min(self.BLOCK, size), frame_shape, text_size)
+            _check_fits(storage, size * sum(pending[0].nbytes for pending in self._pending))
+            self.frames, self.texts, self.next_frames, self.next_texts = (
+                torch.zeros((size, *pending.shape[1:]), dtype=torch.from_numpy(pending).dtype, device=storage)
+                for pending in self._pending
+            )
             self._pending_from, self._pending_count = 0, 0
         self.storage = storage
         self.actions = np.zeros(size, np.int64)
@@ -333,6 +329,13 @@ class NStepReplay:
             last = np.where(valid, step, last)
             alive = valid & ~self.ends[step] & (step != newest)
         return last, returns, discounts * ~self.terminals[last]
+
+
+def _transition_arrays(rows: int, frame_shape: tuple[int, ...], text_size: int) -> tuple[np.ndarray, ...]:
+    """Zeroed frames (uint8), texts (float16), next frames and next texts of ``rows`` transitions, in host
+    memory, in ``NStepReplay._stored``'s order."""
+    kinds = ((frame_shape, np.uint8), ((text_size,), np.float16))
+    return tuple(np.zeros((rows, *shape), dtype) for shape, dtype in kinds * 2)
 
 
 def _check_fits(device: torch.device, size: int) -> None:
